@@ -1,0 +1,488 @@
+// Package gateway keeps a live, loss-free WebSocket push channel to one
+// Hermes gateway (/api/ws, JSON-RPC 2.0): authentication, handshake,
+// heartbeats, reconnect with backoff, session re-attachment and event replay.
+//
+// A Client runs until its context ends. It reports every gateway event, in
+// order, through Config.OnEvent, and its connection state through Status and
+// Config.OnStatus. It never answers an approval by itself: RespondApproval and
+// RespondServerRequest are the only ways a choice reaches the gateway.
+package gateway
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// Timing of the channel.
+const (
+	// DialTimeout bounds the TCP+TLS+upgrade and the wait for gateway.ready.
+	DialTimeout = 10 * time.Second
+	// PingInterval is how often Herald checks the link while idle.
+	PingInterval = 15 * time.Second
+	// DeadAfter is how long without any traffic (data, pong or ping reply)
+	// before the link is declared dead. Checked every watchInterval, so a
+	// dead link is noticed within DeadAfter+watchInterval = 45 s.
+	DeadAfter     = 40 * time.Second
+	watchInterval = 5 * time.Second
+	callTimeout   = 15 * time.Second
+)
+
+// Config describes one gateway and how to reach it.
+type Config struct {
+	// Name identifies the gateway in events and status (default: URL).
+	Name string
+	// URL is the gateway's base URL (http://host:9119, https://...) or the
+	// full WebSocket URL (ws://host:9119/api/ws).
+	URL string
+	// Token is the loopback-mode session token (sent as ?token=).
+	Token string
+	// Username and Password are used in gated mode (password login).
+	Username, Password string
+	// Header is added to every HTTP request and the WebSocket upgrade.
+	Header http.Header
+	// RootCAs, when set, replaces the system roots for wss:// and https://.
+	// TLS verification is always on.
+	RootCAs *x509.CertPool
+	// DialContext, when set, replaces net.Dialer (tests use it to put a
+	// chaos proxy in the path).
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// Clock drives backoff, heartbeats and time stamps (default: real).
+	Clock clock.Clock
+	// Backoff tunes reconnect delays.
+	Backoff Backoff
+	// Rand returns uniform numbers in [0,1) for jitter (default math/rand).
+	Rand func() float64
+	// Logger receives diagnostics; secrets are never logged.
+	Logger *slog.Logger
+
+	// OnEvent receives every event in order, from one goroutine.
+	OnEvent func(wire.Event)
+	// OnStatus receives every status change, from the client's goroutines.
+	// It must not block.
+	OnStatus func(Status)
+}
+
+// Client is the push channel to one gateway.
+type Client struct {
+	cfg    Config
+	name   string
+	clk    clock.Clock
+	log    *slog.Logger
+	target target
+	auth   *authState
+	out    *queue
+	kick   chan struct{}
+
+	mu       sync.Mutex
+	conn     *conn
+	status   Status
+	sessions map[string]*session // by live session id
+	epoch    string
+	hasEpoch bool
+	feat     features
+	// epochChanged is set by onReady when the replay epoch moved.
+	epochChanged bool
+	running      bool
+}
+
+// features remembers what this gateway supports. Unknown until asked;
+// a -32601 answer is remembered so Herald stops asking.
+type features struct {
+	ping, capabilities, replay tri
+	serverRequests             bool // the gateway accepted client.capabilities
+}
+
+type tri int
+
+const (
+	unknown tri = iota
+	yes
+	no
+)
+
+// New returns a client for one gateway. Call Run to connect.
+func New(cfg Config) (*Client, error) {
+	t, err := parseTarget(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	name := cfg.Name
+	if name == "" {
+		name = t.base.String()
+	}
+	c := &Client{
+		cfg:      cfg,
+		name:     name,
+		clk:      cfg.Clock,
+		log:      cfg.Logger.With("gateway", name),
+		target:   t,
+		out:      newQueue(),
+		kick:     make(chan struct{}, 1),
+		sessions: make(map[string]*session),
+	}
+	c.auth = newAuthState(c)
+	c.status = Status{Gateway: name, State: StateIdle}
+	return c, nil
+}
+
+// Name is the gateway's name in events.
+func (c *Client) Name() string { return c.name }
+
+// ReconnectNow skips any backoff wait, and clears a stopped state (auth or
+// configuration error) so the client tries again at once.
+func (c *Client) ReconnectNow() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+	c.mu.Lock()
+	cn := c.conn
+	c.mu.Unlock()
+	_ = cn // a live connection stays up; only waits are cut short
+}
+
+// SetCredentials replaces the token or password and reconnects.
+func (c *Client) SetCredentials(token, username, password string) {
+	c.mu.Lock()
+	c.cfg.Token, c.cfg.Username, c.cfg.Password = token, username, password
+	c.mu.Unlock()
+	c.auth.reset()
+	c.ReconnectNow()
+}
+
+// Run keeps the channel up until ctx ends. It returns ctx's error. Events
+// already received are delivered before Run returns.
+func (c *Client) Run(ctx context.Context) error {
+	c.mu.Lock()
+	if c.running {
+		c.mu.Unlock()
+		return errors.New("gateway client already running")
+	}
+	c.running = true
+	c.mu.Unlock()
+
+	delivered := make(chan struct{})
+	go func() {
+		defer close(delivered)
+		for {
+			ev, ok := c.out.pop()
+			if !ok {
+				return
+			}
+			if c.cfg.OnEvent != nil {
+				c.cfg.OnEvent(ev)
+			}
+		}
+	}()
+	defer func() {
+		c.out.close()
+		<-delivered
+		c.setStatus(func(s *Status) { s.State = StateStopped; s.NextRetry = time.Time{} })
+	}()
+
+	attempt := 0
+	for ctx.Err() == nil {
+		c.setStatus(func(s *Status) { s.State = StateConnecting; s.Attempt = attempt; s.NextRetry = time.Time{} })
+		connectedAt, err := c.connectOnce(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		if !connectedAt.IsZero() && c.clk.Now().Sub(connectedAt) >= c.cfg.Backoff.withDefaults().StableAfter {
+			attempt = 0
+		}
+		if isPermanent(err) {
+			st := StateAuthFailed
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				st = StateConfigError
+			}
+			c.log.Warn("gateway refused Herald; not retrying until asked", "err", err)
+			c.setStatus(func(s *Status) { s.State = st; s.Err = err.Error(); s.NextRetry = time.Time{} })
+			select {
+			case <-ctx.Done():
+			case <-c.kick:
+				attempt = 0
+			}
+			continue
+		}
+		d := c.cfg.Backoff.Delay(attempt, c.cfg.Rand())
+		attempt++
+		next := c.clk.Now().Add(d)
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		c.log.Info("gateway connection down; retrying", "err", msg, "in", d)
+		// Arm the timer before announcing the wait, so an observer that
+		// reacts to the status (a test's fake clock) finds it armed.
+		t := c.clk.NewTimer(d)
+		c.setStatus(func(s *Status) { s.State = StateReconnecting; s.Err = msg; s.NextRetry = next; s.Attempt = attempt })
+		select {
+		case <-ctx.Done():
+		case <-t.C():
+		case <-c.kick:
+		}
+		t.Stop()
+	}
+	return ctx.Err()
+}
+
+// connectOnce dials, handshakes, re-attaches sessions and then serves the
+// connection until it dies. connectedAt is zero if the handshake failed.
+func (c *Client) connectOnce(ctx context.Context) (connectedAt time.Time, err error) {
+	dctx, cancel := context.WithTimeout(ctx, DialTimeout)
+	ws, err := c.dial(dctx)
+	cancel()
+	if err != nil {
+		return time.Time{}, err
+	}
+	cn := newConn(ws, c.clk.Now())
+	ready := make(chan wire.Frame, 1)
+	go cn.writeLoop()
+	go c.readLoop(cn, ready)
+	defer cn.fail(errors.New("connection closed by Herald"))
+
+	// Handshake: the first frame must be gateway.ready.
+	hs := c.clk.NewTimer(DialTimeout)
+	var first wire.Frame
+	select {
+	case first = <-ready:
+		hs.Stop()
+	case <-hs.C():
+		cn.fail(errors.New("the gateway accepted the connection but never sent gateway.ready within 10s; is this a Hermes gateway?"))
+		return time.Time{}, cn.reason()
+	case <-cn.done:
+		hs.Stop()
+		return time.Time{}, cn.reason()
+	case <-ctx.Done():
+		hs.Stop()
+		return time.Time{}, ctx.Err()
+	}
+	reconnect := c.onReady(cn, first)
+	connectedAt = c.clk.Now()
+
+	c.mu.Lock()
+	c.conn = cn
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		if c.conn == cn {
+			c.conn = nil
+		}
+		c.mu.Unlock()
+	}()
+
+	c.setStatus(func(s *Status) {
+		s.State = StateSyncing
+		s.Err = ""
+		s.NextRetry = time.Time{}
+		s.ConnectedAt = connectedAt
+	})
+	c.negotiate(ctx, cn)
+	c.resync(ctx, cn, reconnect)
+	select {
+	case <-cn.done:
+		return connectedAt, cn.reason()
+	default:
+	}
+	c.setStatus(func(s *Status) { s.State = StateConnected })
+	c.heartbeat(ctx, cn)
+	return connectedAt, cn.reason()
+}
+
+// heartbeat keeps the link checked until it dies or ctx ends.
+func (c *Client) heartbeat(ctx context.Context, cn *conn) {
+	watch := c.clk.NewTicker(watchInterval)
+	defer watch.Stop()
+	lastPing := c.clk.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			cn.fail(ctx.Err())
+			return
+		case <-cn.done:
+			return
+		case now := <-watch.C():
+			idle := now.Sub(time.Unix(0, cn.lastRead.Load()))
+			if idle >= DeadAfter {
+				cn.fail(fmt.Errorf("no reply from the gateway for %s; the link is dead", idle.Truncate(time.Second)))
+				return
+			}
+			if now.Sub(lastPing) >= PingInterval {
+				lastPing = now
+				go c.ping(ctx, cn)
+			}
+		}
+	}
+}
+
+// ping asks for a sign of life: gateway.ping where supported, otherwise a
+// WebSocket ping control frame (answered by a pong).
+func (c *Client) ping(ctx context.Context, cn *conn) {
+	c.mu.Lock()
+	usePing := c.feat.ping != no
+	c.mu.Unlock()
+	if usePing {
+		pctx, cancel := context.WithTimeout(ctx, callTimeout)
+		_, err := cn.call(pctx, "gateway.ping", struct{}{})
+		cancel()
+		if err == nil {
+			c.setFeature(func(f *features) { f.ping = yes })
+			return
+		}
+		if !wire.IsMethodNotFound(err) {
+			return
+		}
+		c.setFeature(func(f *features) { f.ping = no })
+	}
+	cn.controlPing()
+}
+
+func (c *Client) setFeature(fn func(*features)) {
+	c.mu.Lock()
+	fn(&c.feat)
+	f := c.feat
+	c.mu.Unlock()
+	c.setStatus(func(s *Status) {
+		s.Features = FeatureStatus{Ping: f.ping == yes, Capabilities: f.capabilities == yes, Replay: f.replay == yes, ServerRequests: f.serverRequests}
+	})
+}
+
+// negotiate declares Herald's capabilities where the gateway supports it.
+func (c *Client) negotiate(ctx context.Context, cn *conn) {
+	c.mu.Lock()
+	ask := c.feat.capabilities != no
+	c.mu.Unlock()
+	if !ask {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := cn.call(cctx, "client.capabilities", map[string]any{
+		"capabilities": map[string]any{"server_requests": true},
+	})
+	switch {
+	case err == nil:
+		var r struct {
+			ServerRequests *bool `json:"server_requests"`
+		}
+		_ = json.Unmarshal(res, &r)
+		c.setFeature(func(f *features) {
+			f.capabilities = yes
+			f.serverRequests = r.ServerRequests == nil || *r.ServerRequests
+		})
+	case wire.IsMethodNotFound(err):
+		c.setFeature(func(f *features) { f.capabilities = no; f.serverRequests = false })
+	default:
+		c.log.Info("client.capabilities failed", "err", err)
+	}
+}
+
+// Call sends a JSON-RPC request on the live connection and decodes its
+// result into out (which may be nil).
+func (c *Client) Call(ctx context.Context, method string, params, out any) error {
+	cn := c.current()
+	if cn == nil {
+		return ErrNotConnected
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+	}
+	res, err := cn.call(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	if out != nil && len(res) > 0 {
+		if err := json.Unmarshal(res, out); err != nil {
+			return fmt.Errorf("the gateway's answer to %s did not decode: %w", method, err)
+		}
+	}
+	return nil
+}
+
+func (c *Client) current() *conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn
+}
+
+// Choices Herald knows how to send.
+var validChoices = []string{"once", "session", "always", "deny"}
+
+func checkChoice(choice string) error {
+	for _, v := range validChoices {
+		if v == choice {
+			return nil
+		}
+	}
+	return &ChoiceError{Choice: choice, Allowed: validChoices}
+}
+
+// RespondApproval answers the event form of an approval
+// (approval.respond). It returns how many pending approvals the gateway
+// resolved: 0 means nothing was pending any more (answered elsewhere,
+// expired or interrupted).
+func (c *Client) RespondApproval(ctx context.Context, sessionID, choice, requestID string) (int, error) {
+	if err := checkChoice(choice); err != nil {
+		return 0, err
+	}
+	params := map[string]any{"session_id": sessionID, "choice": choice}
+	if requestID != "" {
+		params["request_id"] = requestID
+	}
+	var r struct {
+		Resolved int `json:"resolved"`
+	}
+	if err := c.Call(ctx, "approval.respond", params, &r); err != nil {
+		return 0, fmt.Errorf("sending the approval answer failed: %w", err)
+	}
+	return r.Resolved, nil
+}
+
+// RespondServerRequest answers the server-request form of an approval
+// ("srq-..." id) with {choice}. It returns once the response frame is
+// written, which is the only confirmation this form has.
+func (c *Client) RespondServerRequest(ctx context.Context, requestID, choice string) error {
+	if err := checkChoice(choice); err != nil {
+		return err
+	}
+	cn := c.current()
+	if cn == nil {
+		return ErrNotConnected
+	}
+	id, _ := json.Marshal(requestID)
+	b, err := wire.EncodeResult(id, map[string]string{"choice": choice})
+	if err != nil {
+		return err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+	}
+	return cn.enqueue(ctx, b, true)
+}

@@ -1,0 +1,235 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// Limits on one connection.
+const (
+	// MaxFrameBytes bounds one WebSocket message from the gateway.
+	MaxFrameBytes = 8 << 20
+	writeTimeout  = 10 * time.Second
+	sendQueueLen  = 256
+)
+
+type callResult struct {
+	result json.RawMessage
+	err    error
+}
+
+// conn is one live WebSocket to the gateway: one reader goroutine, one
+// writer goroutine, and a table of calls waiting for responses.
+type conn struct {
+	ws      *websocket.Conn
+	send    chan outFrame
+	done    chan struct{}
+	once    sync.Once
+	errMu   sync.Mutex
+	err     error
+	nextID  atomic.Int64
+	pmu     sync.Mutex
+	pending map[int64]chan callResult
+	// lastRead is the clock time (UnixNano) of the last message or pong.
+	lastRead atomic.Int64
+}
+
+func newConn(ws *websocket.Conn, now time.Time) *conn {
+	c := &conn{
+		ws:      ws,
+		send:    make(chan outFrame, sendQueueLen),
+		done:    make(chan struct{}),
+		pending: make(map[int64]chan callResult),
+	}
+	c.lastRead.Store(now.UnixNano())
+	ws.SetReadLimit(MaxFrameBytes)
+	return c
+}
+
+// fail closes the connection once, remembering the first reason.
+func (c *conn) fail(err error) {
+	c.once.Do(func() {
+		c.errMu.Lock()
+		c.err = err
+		c.errMu.Unlock()
+		close(c.done)
+		c.ws.Close()
+		c.pmu.Lock()
+		for id, ch := range c.pending {
+			ch <- callResult{err: ErrNotConnected}
+			delete(c.pending, id)
+		}
+		c.pmu.Unlock()
+	})
+}
+
+func (c *conn) reason() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	return c.err
+}
+
+// outFrame is one data frame for the writer; ack, when set, receives the
+// write's outcome.
+type outFrame struct {
+	b   []byte
+	ack chan error
+}
+
+// writeLoop is the only goroutine that writes data frames.
+func (c *conn) writeLoop() {
+	for {
+		select {
+		case <-c.done:
+			return
+		case f := <-c.send:
+			c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+			err := c.ws.WriteMessage(websocket.TextMessage, f.b)
+			if f.ack != nil {
+				f.ack <- err
+			}
+			if err != nil {
+				c.fail(fmt.Errorf("writing to the gateway failed: %w", err))
+				return
+			}
+		}
+	}
+}
+
+// enqueue hands a frame to the writer. With wait it returns only once the
+// frame is written (or the write failed): answers to server requests have
+// no other confirmation than that.
+func (c *conn) enqueue(ctx context.Context, b []byte, wait bool) error {
+	select {
+	case <-c.done:
+		return ErrNotConnected
+	default:
+	}
+	f := outFrame{b: b}
+	if wait {
+		f.ack = make(chan error, 1)
+	}
+	select {
+	case c.send <- f:
+	case <-c.done:
+		return ErrNotConnected
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if !wait {
+		return nil
+	}
+	select {
+	case err := <-f.ack:
+		if err != nil {
+			return fmt.Errorf("writing to the gateway failed: %w", err)
+		}
+		return nil
+	case <-c.done:
+		// The writer may have written it just before failing.
+		select {
+		case err := <-f.ack:
+			if err == nil {
+				return nil
+			}
+		default:
+		}
+		return ErrNotConnected
+	}
+}
+
+// call sends a request and waits for its response.
+func (c *conn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id := c.nextID.Add(1)
+	b, err := wire.EncodeRequest(id, method, params)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", method, err)
+	}
+	ch := make(chan callResult, 1)
+	c.pmu.Lock()
+	select {
+	case <-c.done:
+		c.pmu.Unlock()
+		return nil, ErrNotConnected
+	default:
+	}
+	c.pending[id] = ch
+	c.pmu.Unlock()
+	if err := c.enqueue(ctx, b, false); err != nil {
+		c.forget(id)
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		return r.result, r.err
+	case <-ctx.Done():
+		c.forget(id)
+		return nil, ctx.Err()
+	}
+}
+
+func (c *conn) forget(id int64) {
+	c.pmu.Lock()
+	delete(c.pending, id)
+	c.pmu.Unlock()
+}
+
+// resolve routes a response frame to its waiting call.
+func (c *conn) resolve(f wire.Frame) bool {
+	var id int64
+	if err := json.Unmarshal(f.ID, &id); err != nil {
+		return false
+	}
+	c.pmu.Lock()
+	ch, ok := c.pending[id]
+	delete(c.pending, id)
+	c.pmu.Unlock()
+	if !ok {
+		return false
+	}
+	if f.Error != nil {
+		ch <- callResult{err: f.Error}
+	} else {
+		ch <- callResult{result: f.Result}
+	}
+	return true
+}
+
+// closeErr turns a read error into what Herald should do about it.
+func closeErr(err error) error {
+	var ce *websocket.CloseError
+	if errors.As(err, &ce) {
+		switch ce.Code {
+		case 4401:
+			return &AuthError{Code: ce.Code, Msg: "the gateway ended the session (4401): sign in again"}
+		case 4403:
+			return &ConfigError{Code: ce.Code, Msg: fmt.Sprintf("the gateway refused this client (4403%s): check the gateway URL and its allowed hosts/origins", reasonSuffix(ce.Text))}
+		case websocket.CloseNormalClosure, websocket.CloseGoingAway:
+			return fmt.Errorf("the gateway closed the connection (%d%s)", ce.Code, reasonSuffix(ce.Text))
+		}
+		return fmt.Errorf("the connection to the gateway was closed (%d%s)", ce.Code, reasonSuffix(ce.Text))
+	}
+	return fmt.Errorf("the connection to the gateway was lost: %w", err)
+}
+
+func reasonSuffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+// controlPing sends a WebSocket ping; the pong handler records the reply.
+func (c *conn) controlPing() {
+	if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeTimeout)); err != nil {
+		c.fail(fmt.Errorf("writing a ping to the gateway failed: %w", err))
+	}
+}

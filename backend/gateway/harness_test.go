@@ -1,0 +1,183 @@
+package gateway
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// guard bounds how long a test waits for a condition before failing. It is a
+// deadlock guard, never a timing assumption: conditions are signalled.
+const guard = 20 * time.Second
+
+// recorder collects what a client reports and lets tests wait for it.
+type recorder struct {
+	mu       sync.Mutex
+	events   []wire.Event
+	statuses []Status
+	changed  chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
+
+func (r *recorder) onEvent(ev wire.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, ev)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+func (r *recorder) onStatus(s Status) {
+	r.mu.Lock()
+	r.statuses = append(r.statuses, s)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+func (r *recorder) snapshot() ([]wire.Event, []Status) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]wire.Event(nil), r.events...), append([]Status(nil), r.statuses...)
+}
+
+// waitFor blocks until cond holds over the recorded events and statuses.
+func (r *recorder) waitFor(t testing.TB, what string, cond func([]wire.Event, []Status) bool) {
+	t.Helper()
+	deadline := time.NewTimer(guard)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		ok := cond(r.events, r.statuses)
+		ch := r.changed
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			evs, sts := r.snapshot()
+			last := Status{}
+			if len(sts) > 0 {
+				last = sts[len(sts)-1]
+			}
+			t.Fatalf("timed out waiting for %s; %d events, last status %+v", what, len(evs), last)
+		}
+	}
+}
+
+func (r *recorder) waitKind(t testing.TB, kind string, n int) []wire.Event {
+	t.Helper()
+	var got []wire.Event
+	r.waitFor(t, kind, func(evs []wire.Event, _ []Status) bool {
+		got = got[:0]
+		for _, e := range evs {
+			if e.Kind == kind {
+				got = append(got, e)
+			}
+		}
+		return len(got) >= n
+	})
+	return got
+}
+
+func (r *recorder) waitState(t testing.TB, st State) Status {
+	t.Helper()
+	var last Status
+	r.waitFor(t, string(st), func(_ []wire.Event, sts []Status) bool {
+		if len(sts) == 0 {
+			return false
+		}
+		last = sts[len(sts)-1]
+		return last.State == st
+	})
+	return last
+}
+
+// waitServer blocks until cond holds on the fake gateway.
+func waitServer(t testing.TB, srv *hermestest.Server, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(guard)
+	defer deadline.Stop()
+	for {
+		ch := srv.Changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("timed out waiting for the gateway: %s", what)
+		}
+	}
+}
+
+type harness struct {
+	t      testing.TB
+	srv    *hermestest.Server
+	client *Client
+	rec    *recorder
+	clk    *clock.Fake
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// start runs a client against srv on a fake clock. Backoff waits are
+// skipped by advancing the fake clock as soon as the client announces them.
+func start(t testing.TB, srv *hermestest.Server, mod func(*Config)) *harness {
+	t.Helper()
+	h := &harness{t: t, srv: srv, rec: newRecorder(), clk: clock.NewFake(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)), done: make(chan error, 1)}
+	cfg := Config{
+		Name:    "gw",
+		URL:     srv.URL,
+		Token:   srv.Token(),
+		Clock:   h.clk,
+		OnEvent: h.rec.onEvent,
+		Rand:    func() float64 { return 0.5 },
+	}
+	cfg.OnStatus = func(s Status) {
+		h.rec.onStatus(s)
+		if s.State == StateReconnecting {
+			h.clk.Advance(s.NextRetry.Sub(h.clk.Now()))
+		}
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.client = c
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { h.done <- c.Run(ctx) }()
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *harness) stop() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	h.cancel = nil
+	select {
+	case <-h.done:
+	case <-time.After(guard):
+		h.t.Errorf("client did not stop")
+	}
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,149 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// eventParams is the params object of a JSON-RPC "event" notification, and
+// also the shape of each replayed event from session.events.since.
+type eventParams struct {
+	Type      string          `json:"type"`
+	SessionID string          `json:"session_id"`
+	Payload   json.RawMessage `json:"payload"`
+	Seq       uint64          `json:"seq"`
+}
+
+// readLoop reads frames until the connection dies. The first frame goes
+// to ready; every other frame is handled in order.
+func (c *Client) readLoop(cn *conn, ready chan<- wire.Frame) {
+	cn.ws.SetPongHandler(func(string) error {
+		cn.lastRead.Store(c.clk.Now().UnixNano())
+		return nil
+	})
+	cn.ws.SetPingHandler(func(data string) error {
+		cn.lastRead.Store(c.clk.Now().UnixNano())
+		err := cn.ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(writeTimeout))
+		if err == websocket.ErrCloseSent {
+			return nil
+		}
+		return err
+	})
+	gotReady := false
+	for {
+		_, msg, err := cn.ws.ReadMessage()
+		if err != nil {
+			cn.fail(closeErr(err))
+			return
+		}
+		cn.lastRead.Store(c.clk.Now().UnixNano())
+		wire.SplitFrames(msg, func(b []byte) {
+			f, err := wire.DecodeFrame(b)
+			if err != nil {
+				c.log.Warn("gateway sent a frame Herald cannot read", "err", err, "bytes", len(b))
+				c.setStatus(func(s *Status) { s.InvalidFrames++ })
+				return
+			}
+			if !gotReady {
+				if f.Kind == wire.KindNotification && f.Method == "event" {
+					var p eventParams
+					if json.Unmarshal(f.Params, &p) == nil && p.Type == wire.GatewayReady {
+						gotReady = true
+						ready <- f
+						return
+					}
+				}
+				// Frames before gateway.ready are unusual; handle them
+				// normally rather than drop them.
+			}
+			c.handleFrame(cn, f)
+		})
+	}
+}
+
+// handleFrame routes one decoded frame.
+func (c *Client) handleFrame(cn *conn, f wire.Frame) {
+	now := c.clk.Now()
+	switch f.Kind {
+	case wire.KindResponse:
+		if !cn.resolve(f) {
+			c.log.Debug("response to no pending call", "id", string(f.ID))
+		}
+	case wire.KindNotification:
+		switch f.Method {
+		case "event":
+			var p eventParams
+			if err := json.Unmarshal(f.Params, &p); err != nil || p.Type == "" {
+				c.log.Warn("event frame without a type", "err", err)
+				c.setStatus(func(s *Status) { s.InvalidFrames++ })
+				return
+			}
+			c.dispatch(c.eventFrom(p, now, false))
+		case wire.RequestCancel:
+			ev := wire.Event{Gateway: c.name, Kind: wire.RequestCancel, Payload: f.Params, ReceivedAt: now}
+			ev.DecodeData()
+			if cp, ok := ev.Data.(*wire.CancelPayload); ok {
+				ev.RequestID = cp.ID
+			}
+			c.emitUnsequenced(ev)
+		default:
+			// Unknown notification: pass through under its method name.
+			c.emitUnsequenced(wire.Event{Gateway: c.name, Kind: f.Method, Payload: f.Params, ReceivedAt: now})
+		}
+	case wire.KindServerRequest:
+		c.handleServerRequest(cn, f, now)
+	}
+}
+
+// handleServerRequest reports a server request; ones Herald cannot serve
+// are answered -32601 at once so the gateway does not wait for them.
+func (c *Client) handleServerRequest(cn *conn, f wire.Frame, now time.Time) {
+	ev := serverRequestEvent(c.name, f.Method, f.ID, f.Params, now)
+	if f.Method != wire.ApprovalServerRequest {
+		b, _ := wire.EncodeError(f.ID, wire.CodeMethodNotFound, "Herald does not handle "+f.Method)
+		_ = cn.enqueue(context.Background(), b, false)
+	}
+	c.emitUnsequenced(c.withStored(ev))
+}
+
+// serverRequestEvent builds the event for a server request frame.
+func serverRequestEvent(gateway, method string, id, params json.RawMessage, now time.Time) wire.Event {
+	ev := wire.Event{Gateway: gateway, Kind: method, Payload: params, ReceivedAt: now, RequestID: wire.IDString(id)}
+	if method != wire.ApprovalServerRequest {
+		ev.Kind = wire.ServerRequestUnknown
+		raw, _ := json.Marshal(map[string]any{"method": method, "params": params})
+		ev.Payload = raw
+	}
+	ev.DecodeData()
+	if a, ok := ev.Approval(); ok {
+		ev.Session = a.SessionID
+		if a.RequestID == "" {
+			a.RequestID = ev.RequestID
+		}
+	}
+	return ev
+}
+
+// eventFrom builds a normalized event from event params.
+func (c *Client) eventFrom(p eventParams, now time.Time, replayed bool) wire.Event {
+	ev := wire.Event{
+		Gateway:    c.name,
+		Session:    p.SessionID,
+		Kind:       p.Type,
+		Seq:        p.Seq,
+		Payload:    p.Payload,
+		ReceivedAt: now,
+		Replayed:   replayed,
+	}
+	if err := ev.DecodeData(); err != nil {
+		c.log.Warn("event payload did not decode; passing it through raw", "kind", p.Type, "err", err)
+	}
+	if a, ok := ev.Approval(); ok && a.SessionID == "" {
+		a.SessionID = p.SessionID
+	}
+	return ev
+}

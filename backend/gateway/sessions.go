@@ -1,0 +1,353 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// session is one session the client follows.
+type session struct {
+	live   string // runtime session id (events carry it)
+	stored string // durable key for session.resume; may be empty
+	// watermark is the highest seq delivered for this session.
+	watermark uint64
+	// replaying parks live events while a reconnect replay is running.
+	replaying bool
+	parked    []wire.Event
+}
+
+// SessionRef describes a followed session.
+type SessionRef struct {
+	ID        string `json:"id"`
+	StoredID  string `json:"stored_id,omitempty"`
+	Watermark uint64 `json:"watermark"`
+}
+
+// Sessions lists followed sessions, sorted by id.
+func (c *Client) Sessions() []SessionRef {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]SessionRef, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		out = append(out, SessionRef{ID: s.live, StoredID: s.stored, Watermark: s.watermark})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+type sessionResult struct {
+	SessionID       string          `json:"session_id"`
+	StoredSessionID string          `json:"stored_session_id"`
+	Resumed         string          `json:"resumed"`
+	Info            json.RawMessage `json:"info"`
+	OpenRequests    []openRequest   `json:"open_requests"`
+}
+
+// openRequest is a server request still waiting for an answer, as listed
+// by session.resume / session.activate / session.events.since.
+type openRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// CreateSession starts a new session on the gateway and follows it.
+func (c *Client) CreateSession(ctx context.Context, params map[string]any) (SessionRef, error) {
+	if params == nil {
+		params = map[string]any{}
+	}
+	var r sessionResult
+	if err := c.Call(ctx, "session.create", params, &r); err != nil {
+		return SessionRef{}, fmt.Errorf("creating a session failed: %w", err)
+	}
+	if r.SessionID == "" {
+		return SessionRef{}, errors.New("the gateway created a session but returned no session_id")
+	}
+	c.track(r.SessionID, r.StoredSessionID)
+	return SessionRef{ID: r.SessionID, StoredID: r.StoredSessionID}, nil
+}
+
+// AttachSession follows an existing session by its durable id
+// (session.resume). The gateway then sends that session's events here.
+func (c *Client) AttachSession(ctx context.Context, storedID string) (SessionRef, error) {
+	var r sessionResult
+	if err := c.Call(ctx, "session.resume", map[string]any{"session_id": storedID}, &r); err != nil {
+		return SessionRef{}, fmt.Errorf("attaching to session %s failed: %w", storedID, err)
+	}
+	live := r.SessionID
+	if live == "" {
+		live = storedID
+	}
+	c.track(live, storedID)
+	c.openRequests(live, r.OpenRequests, false)
+	return SessionRef{ID: live, StoredID: storedID}, nil
+}
+
+// Forget stops following a session (its events are still delivered, but
+// it is not re-attached after a reconnect).
+func (c *Client) Forget(sessionID string) {
+	c.mu.Lock()
+	delete(c.sessions, sessionID)
+	c.mu.Unlock()
+}
+
+func (c *Client) track(live, stored string) *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.sessions[live]
+	if s == nil {
+		s = &session{live: live}
+		c.sessions[live] = s
+	}
+	if stored != "" {
+		s.stored = stored
+	}
+	return s
+}
+
+// dispatch delivers one event in order, dropping sequenced duplicates and
+// parking events of a session whose replay is running.
+func (c *Client) dispatch(ev wire.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dispatchLocked(ev)
+}
+
+func (c *Client) dispatchLocked(ev wire.Event) {
+	if ev.Session == "" {
+		c.out.push(ev)
+		return
+	}
+	s := c.sessions[ev.Session]
+	if s == nil {
+		if ev.Seq == 0 {
+			c.out.push(ev)
+			return
+		}
+		// A sequenced session Herald has not attached to: follow its
+		// watermark so a reconnect can replay it.
+		s = &session{live: ev.Session}
+		c.sessions[ev.Session] = s
+	}
+	ev.StoredSession = s.stored
+	if s.replaying {
+		s.parked = append(s.parked, ev)
+		return
+	}
+	c.deliverLocked(s, ev)
+}
+
+func (c *Client) deliverLocked(s *session, ev wire.Event) {
+	if ev.Seq > 0 {
+		if ev.Seq <= s.watermark {
+			return // already delivered (replay overlap or duplicate frame)
+		}
+		s.watermark = ev.Seq
+	}
+	c.out.push(ev)
+}
+
+// emitUnsequenced delivers a server request, cancel or unknown notification.
+func (c *Client) emitUnsequenced(ev wire.Event) { c.dispatch(ev) }
+
+func (c *Client) withStored(ev wire.Event) wire.Event {
+	c.mu.Lock()
+	if s := c.sessions[ev.Session]; s != nil {
+		ev.StoredSession = s.stored
+	}
+	c.mu.Unlock()
+	return ev
+}
+
+// openRequests reports server requests that the gateway says are still
+// waiting. They may repeat ones delivered before; consumers key them by
+// RequestID.
+func (c *Client) openRequests(live string, reqs []openRequest, replayed bool) {
+	now := c.clk.Now()
+	for _, r := range reqs {
+		ev := serverRequestEvent(c.name, r.Method, r.ID, r.Params, now)
+		if ev.Session == "" {
+			ev.Session = live
+		}
+		ev.Replayed = replayed
+		c.dispatch(ev)
+	}
+}
+
+// onReady records what gateway.ready says. It reports whether this is a
+// reconnect with followed sessions to resync.
+func (c *Client) onReady(cn *conn, f wire.Frame) bool {
+	var p struct {
+		Payload struct {
+			ReplayEpoch string `json:"replay_epoch"`
+			Version     string `json:"version"`
+		} `json:"payload"`
+	}
+	_ = json.Unmarshal(f.Params, &p)
+	epoch := p.Payload.ReplayEpoch
+	c.mu.Lock()
+	changed := epoch != "" && c.hasEpoch && epoch != c.epoch
+	if epoch != "" {
+		c.epoch, c.hasEpoch = epoch, true
+	}
+	if changed {
+		// The gateway restarted: its seq numbering began again.
+		for _, s := range c.sessions {
+			s.watermark = 0
+		}
+	}
+	c.status.Dials++
+	c.status.Epoch = epoch
+	if p.Payload.Version != "" {
+		c.status.Version = p.Payload.Version
+	}
+	c.epochChanged = changed
+	reconnect := len(c.sessions) > 0
+	c.mu.Unlock()
+	return reconnect
+}
+
+// resync re-attaches followed sessions after a reconnect and replays what
+// was missed where the gateway can.
+func (c *Client) resync(ctx context.Context, cn *conn, reconnect bool) {
+	if !reconnect {
+		return
+	}
+	c.mu.Lock()
+	list := make([]*session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		s.replaying = true
+		list = append(list, s)
+	}
+	epochChanged := c.epochChanged
+	c.mu.Unlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].live < list[j].live })
+
+	missed := ""
+	for _, s := range list {
+		if reason := c.resyncSession(ctx, cn, s, epochChanged); reason != "" {
+			missed = reason
+		}
+	}
+	c.setStatus(func(st *Status) {
+		if missed != "" {
+			st.MayHaveMissedEvents = true
+			st.MissedReason = missed
+		} else {
+			st.MayHaveMissedEvents = false
+			st.MissedReason = ""
+		}
+	})
+}
+
+// resyncSession returns a non-empty reason when events may be missing.
+func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochChanged bool) (missed string) {
+	var resynced []wire.Event // synthetic events to deliver before parked ones
+	now := c.clk.Now()
+	resync := func(reason string) {
+		missed = reason
+		ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: wire.Resync, ReceivedAt: now}
+		ev.Payload, _ = json.Marshal(wire.ResyncPayload{Reason: reason})
+		ev.DecodeData()
+		resynced = append(resynced, ev)
+	}
+	defer func() {
+		c.mu.Lock()
+		for _, ev := range resynced {
+			c.out.push(ev)
+		}
+		s.replaying = false
+		parked := s.parked
+		s.parked = nil
+		for _, ev := range parked {
+			c.deliverLocked(s, ev)
+		}
+		c.mu.Unlock()
+	}()
+	if epochChanged {
+		resync("epoch")
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if s.stored != "" {
+		raw, err := cn.call(cctx, "session.resume", map[string]any{"session_id": s.stored})
+		if err != nil {
+			resync("resume-failed")
+			c.log.Warn("re-attaching a session failed", "session", s.stored, "err", err)
+			return missed
+		}
+		var r sessionResult
+		_ = json.Unmarshal(raw, &r)
+		if r.SessionID != "" && r.SessionID != s.live {
+			// Cold resume: a new runtime id with a new seq ring.
+			c.mu.Lock()
+			delete(c.sessions, s.live)
+			s.live = r.SessionID
+			s.watermark = 0
+			c.sessions[s.live] = s
+			c.mu.Unlock()
+			resync("new-runtime")
+		}
+		defer c.openRequests(s.live, r.OpenRequests, true)
+	}
+
+	c.mu.Lock()
+	replay := c.feat.replay
+	c.mu.Unlock()
+	if replay == no {
+		resync("no-replay")
+		return missed
+	}
+	raw, err := cn.call(cctx, "session.events.since", map[string]any{"session_id": s.live, "last_seen": s.watermarkSnapshot(c)})
+	if wire.IsMethodNotFound(err) {
+		c.setFeature(func(f *features) { f.replay = no })
+		resync("no-replay")
+		return missed
+	}
+	if err != nil {
+		resync("replay-failed")
+		return missed
+	}
+	c.setFeature(func(f *features) { f.replay = yes })
+	var r struct {
+		Events       []eventParams `json:"events"`
+		Truncated    bool          `json:"truncated"`
+		LatestSeq    uint64        `json:"latest_seq"`
+		OpenRequests []openRequest `json:"open_requests"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		resync("replay-failed")
+		return missed
+	}
+	if r.Truncated {
+		resync("truncated")
+	}
+	c.mu.Lock()
+	for _, ev := range resynced {
+		c.out.push(ev)
+	}
+	resynced = nil
+	for _, p := range r.Events {
+		if p.SessionID == "" {
+			p.SessionID = s.live
+		}
+		ev := c.eventFrom(p, now, true)
+		ev.StoredSession = s.stored
+		c.deliverLocked(s, ev)
+	}
+	c.mu.Unlock()
+	defer c.openRequests(s.live, r.OpenRequests, true)
+	return missed
+}
+
+func (s *session) watermarkSnapshot(c *Client) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return s.watermark
+}

@@ -1,0 +1,281 @@
+package hermestest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func (s *Server) info(fs *fsession) map[string]any {
+	return map[string]any{
+		"model": "hermes-stub", "provider": "stub", "approval_mode": "manual", "yolo": false,
+		"running": fs.running, "title": "", "cwd": "/srv/workspace", "version": s.version(),
+		"tools": map[string]any{"terminal": []string{"terminal"}}, "desktop_contract": 3,
+	}
+}
+
+// callLocked serves one client method. A nil result with a nil error means
+// "no response" (never used by Hermes, which answers even notifications).
+func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, *rpcErr) {
+	var p map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, &rpcErr{-32602, "invalid params"}
+		}
+	}
+	str := func(k string) string { v, _ := p[k].(string); return v }
+	modern := s.opts.Dialect == Modern
+	notFound := &rpcErr{-32601, "unknown method: " + method}
+
+	switch method {
+	case "session.create":
+		fs := s.newSessionLocked("")
+		fs.transport = c
+		fs.closeOnDisconnect, _ = p["close_on_disconnect"].(bool)
+		s.notifyLocked()
+		// session.info follows the create result, as in Hermes.
+		defer s.emitLocked(fs, "session.info", s.info(fs))
+		return map[string]any{
+			"session_id": fs.live, "stored_session_id": fs.stored,
+			"message_count": 0, "messages": []any{}, "info": s.info(fs),
+		}, nil
+
+	case "session.resume":
+		stored := str("session_id")
+		fs := s.stored[stored]
+		if fs == nil || !fs.hasRow {
+			// Hermes writes the session row at the first prompt.
+			return nil, &rpcErr{4007, "session not found"}
+		}
+		if fs.cold {
+			// Cold path: a new runtime id with history from the store.
+			nfs := &fsession{live: newID(8), stored: stored, history: fs.history, hasRow: true}
+			s.sessions[nfs.live] = nfs
+			s.stored[stored] = nfs
+			fs = nfs
+		}
+		fs.transport = c
+		s.notifyLocked()
+		res := map[string]any{
+			"session_id": fs.live, "resumed": stored, "message_count": len(fs.history),
+			"messages": fs.history, "info": s.info(fs), "running": fs.running,
+		}
+		if modern {
+			res["open_requests"] = s.openRequestsLocked(fs)
+			res["latest_seq"] = fs.seq
+		}
+		return res, nil
+
+	case "session.activate":
+		if !modern {
+			return nil, notFound
+		}
+		fs := s.sessions[str("session_id")]
+		if fs == nil {
+			return nil, &rpcErr{4001, "session not found"}
+		}
+		fs.transport = c
+		return map[string]any{"running": fs.running, "open_requests": s.openRequestsLocked(fs)}, nil
+
+	case "session.events.since":
+		if !modern {
+			return nil, notFound
+		}
+		fs := s.sessions[str("session_id")]
+		if fs == nil {
+			return nil, &rpcErr{4001, "session not found"}
+		}
+		last := uint64(0)
+		if f, ok := p["last_seen"].(float64); ok && f > 0 {
+			last = uint64(f)
+		}
+		events := []any{}
+		for _, e := range fs.ring {
+			if e.seq > last {
+				events = append(events, e.params)
+			}
+		}
+		return map[string]any{
+			"events": events, "latest_seq": fs.seq, "epoch": s.epoch,
+			"truncated":     last < fs.evictedThrough || last > fs.seq,
+			"open_requests": s.openRequestsLocked(fs),
+		}, nil
+
+	case "gateway.ping":
+		if !modern {
+			return nil, notFound
+		}
+		return map[string]any{"pong": true, "timestamp": float64(s.clk.Now().UnixNano()) / 1e9}, nil
+
+	case "client.capabilities":
+		if !modern {
+			return nil, notFound
+		}
+		caps, _ := p["capabilities"].(map[string]any)
+		c.serverRequests, _ = caps["server_requests"].(bool)
+		return map[string]any{"server_requests": c.serverRequests, "replay_epoch": s.epoch}, nil
+
+	case "prompt.submit":
+		fs := s.sessions[str("session_id")]
+		if fs == nil {
+			return nil, &rpcErr{4001, "session not found"}
+		}
+		fs.transport = c // a submit re-binds the session's transport
+		fs.hasRow = true
+		if fs.running {
+			return map[string]any{"status": "queued"}, nil
+		}
+		fs.running = true
+		fs.stop = make(chan struct{})
+		s.emitLocked(fs, "message.start", nil)
+		go s.runAgent(fs, str("text"), fs.stop)
+		return map[string]any{"status": "streaming"}, nil
+
+	case "session.interrupt":
+		fs := s.sessions[str("session_id")]
+		if fs == nil {
+			return nil, &rpcErr{4001, "session not found"}
+		}
+		for _, a := range append([]*fapproval(nil), fs.pending...) {
+			s.removePendingLocked(fs, a)
+			a.finish("")
+			s.cancelLocked(fs, a, "interrupted")
+		}
+		s.notifyLocked()
+		return map[string]any{"status": "interrupted"}, nil
+
+	case "approval.respond":
+		fs := s.sessions[str("session_id")]
+		if fs == nil {
+			return nil, &rpcErr{4001, "session not found"}
+		}
+		choice := str("choice")
+		if !validChoice(choice) {
+			return nil, &rpcErr{-32602, "invalid choice: " + choice}
+		}
+		var targets []*fapproval
+		rid := str("request_id")
+		all, _ := p["all"].(bool)
+		for _, a := range fs.pending {
+			if (rid == "" || rid == a.id) && (all || len(targets) == 0) {
+				targets = append(targets, a)
+			}
+		}
+		if len(targets) == 0 {
+			s.answers = append(s.answers, Answer{Session: fs.live, RequestID: rid, Choice: choice, Via: method})
+			s.notifyLocked()
+			return map[string]any{"resolved": 0}, nil
+		}
+		for _, a := range targets {
+			s.resolveLocked(fs, a, choice, method, true)
+		}
+		return map[string]any{"resolved": len(targets)}, nil
+
+	case "session.status":
+		fs := s.sessions[str("session_id")]
+		if fs == nil {
+			return nil, &rpcErr{4001, "session not found"}
+		}
+		running := "No"
+		if fs.running {
+			running = "Yes"
+		}
+		return map[string]any{"output": "Hermes TUI Status\n\nSession ID: " + fs.stored + "\nAgent Running: " + running}, nil
+
+	case "session.active_list":
+		list := []any{}
+		for _, fs := range s.sessions {
+			status := "idle"
+			if fs.running {
+				status = "running"
+			}
+			list = append(list, map[string]any{"id": fs.live, "session_key": fs.stored, "status": status, "message_count": len(fs.history), "title": ""})
+		}
+		return map[string]any{"sessions": list}, nil
+	}
+	return nil, notFound
+}
+
+// runAgent is the scripted stub agent. Prompts:
+//
+//	approve-me: CMD   ask approval for CMD, then "run" it or report it blocked
+//	burst N           stream N message.delta events
+//	anything else     answer "stub answer: TEXT"
+func (s *Server) runAgent(fs *fsession, text string, stop chan struct{}) {
+	step := func(fn func()) bool {
+		if s.opts.StepDelay > 0 {
+			select {
+			case <-time.After(s.opts.StepDelay):
+			case <-stop:
+				return false
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		select {
+		case <-stop:
+			return false
+		default:
+		}
+		fn()
+		return true
+	}
+	var reply string
+	switch {
+	case strings.HasPrefix(text, "approve-me:"):
+		cmd := strings.TrimSpace(strings.TrimPrefix(text, "approve-me:"))
+		for _, w := range []string{"I ", "will ", "run ", "a ", "command."} {
+			if !step(func() { s.emitLocked(fs, "message.delta", map[string]any{"text": w}) }) {
+				return
+			}
+		}
+		s.mu.Lock()
+		s.nextTool++
+		toolID := fmt.Sprintf("call_%012d", s.nextTool)
+		s.emitLocked(fs, "tool.start", map[string]any{"tool_id": toolID, "name": "terminal", "context": "Running " + cmd})
+		a := s.requestApprovalLocked(fs, ApprovalSpec{Command: cmd})
+		s.mu.Unlock()
+		var choice string
+		select {
+		case choice = <-a.done:
+		case <-stop:
+			return
+		}
+		approved := choice == "once" || choice == "session" || choice == "always"
+		result := map[string]any{"output": "[stub] would have run: " + cmd, "exit_code": 0}
+		reply = "approved: " + cmd
+		if !approved {
+			why := "Command denied by user."
+			if choice == "" {
+				why = "Command timed out without user response."
+			}
+			result = map[string]any{"output": "", "exit_code": -1, "error": "BLOCKED: " + why + " The user has NOT consented to this action."}
+			reply = "blocked: " + cmd
+		}
+		if !step(func() {
+			s.emitLocked(fs, "tool.complete", map[string]any{"tool_id": toolID, "name": "terminal", "args": map[string]any{"command": cmd}, "duration_s": 0.01, "result": result})
+		}) {
+			return
+		}
+	case strings.HasPrefix(text, "burst "):
+		n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(text, "burst ")))
+		for i := 1; i <= n; i++ {
+			if !step(func() { s.emitLocked(fs, "message.delta", map[string]any{"text": fmt.Sprintf("tick %d/%d ", i, n)}) }) {
+				return
+			}
+		}
+		reply = fmt.Sprintf("burst of %d done", n)
+	default:
+		reply = "stub answer: " + text
+	}
+	step(func() {
+		fs.history = append(fs.history, map[string]string{"role": "user", "text": text}, map[string]string{"role": "assistant", "text": reply})
+		s.emitLocked(fs, "message.complete", map[string]any{"text": reply, "status": "complete"})
+		fs.running = false
+		fs.stop = nil
+		s.emitLocked(fs, "session.info", s.info(fs))
+		s.notifyLocked()
+	})
+}

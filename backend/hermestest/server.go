@@ -1,0 +1,452 @@
+// Package hermestest is an in-process fake of the Hermes gateway's /api/ws
+// JSON-RPC protocol, in the spirit of net/http/httptest. It speaks both the
+// 0.18.2 dialect (no ping, capabilities or replay; approval.request events
+// answered FIFO per session) and the newer one (per-session seq, replay
+// epoch, session.events.since, approval server requests, request.cancel,
+// open_requests, password sign-in with single-use WebSocket tickets), and it
+// injects faults: dropped connections at a chosen frame, delays, duplicated
+// frames, restarts with a new epoch and refused authentication.
+//
+// Tests drive it directly (Emit, RequestApproval) or through prompts that a
+// small scripted agent answers like Hermes' stub agent ("approve-me: CMD").
+package hermestest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/herald-desktop/herald/backend/clock"
+)
+
+// Dialect selects which Hermes protocol generation the fake speaks.
+type Dialect int
+
+const (
+	// Legacy is Hermes 0.18.2: no gateway.ping, client.capabilities or
+	// session.events.since (-32601), no seq, approvals as events without
+	// ids, answered FIFO; events for a detached session are lost.
+	Legacy Dialect = iota
+	// Modern adds seq/replay_epoch, session.events.since, gateway.ping,
+	// client.capabilities, approval server requests and request.cancel.
+	Modern
+)
+
+func (d Dialect) String() string {
+	if d == Modern {
+		return "modern"
+	}
+	return "0.18.2"
+}
+
+// Options configures a fake gateway.
+type Options struct {
+	Dialect Dialect
+	// Token is the loopback token (?token=). Empty means "test-token".
+	Token string
+	// Password switches on gated mode (password login + tickets); the
+	// query token is then not accepted.
+	Password string
+	// ReplayBuffer is the per-session ring size (Modern; default 512).
+	ReplayBuffer int
+	// ApprovalTimeout is how long the agent waits for an answer
+	// (default 300 s), measured on Clock.
+	ApprovalTimeout time.Duration
+	// Clock drives approval timeouts and ticket lifetimes (default real).
+	Clock clock.Clock
+	// StepDelay paces the scripted agent's frames (default 0).
+	StepDelay time.Duration
+}
+
+// Answer is one approval answer the gateway received.
+type Answer struct {
+	Session   string // live session id
+	RequestID string // srq id or request_id, empty for FIFO answers
+	Choice    string
+	Via       string // "approval.respond" or "response"
+	Command   string // the command it resolved; empty if nothing was pending
+	Resolved  int
+}
+
+// Server is a running fake gateway.
+type Server struct {
+	// URL is the HTTP base URL (http://127.0.0.1:PORT).
+	URL  string
+	opts Options
+	clk  clock.Clock
+	hs   *httptest.Server
+
+	mu       sync.Mutex
+	epoch    string
+	conns    map[*fconn]struct{}
+	sessions map[string]*fsession // by live id
+	stored   map[string]*fsession // by stored id
+	answers  []Answer
+	dials    int
+	nextSRQ  int
+	nextTool int
+	cookies  map[string]bool
+	tickets  map[string]time.Time
+	faults   Faults
+	changed  chan struct{}
+	closed   bool
+	methods  []string // every method the clients called, in order
+}
+
+// Faults are injected into connections. Set them with SetFaults.
+type Faults struct {
+	// DropAfterFrames cuts the connection abruptly (no close frame) after
+	// that many server-to-client frames on the next connection; 0 = never.
+	DropAfterFrames int
+	// DuplicateEvents sends every event frame twice.
+	DuplicateEvents bool
+	// Delay is slept before each server-to-client frame.
+	Delay time.Duration
+	// RejectUpgrade answers every WebSocket upgrade with this HTTP status.
+	RejectUpgrade int
+}
+
+// NewServer starts a fake gateway on a loopback port.
+func NewServer(opts Options) *Server {
+	if opts.Token == "" && opts.Password == "" {
+		opts.Token = "test-token"
+	}
+	if opts.ReplayBuffer <= 0 {
+		opts.ReplayBuffer = 512
+	}
+	if opts.ApprovalTimeout <= 0 {
+		opts.ApprovalTimeout = 300 * time.Second
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	s := &Server{
+		opts:     opts,
+		clk:      opts.Clock,
+		epoch:    newID(16),
+		conns:    map[*fconn]struct{}{},
+		sessions: map[string]*fsession{},
+		stored:   map[string]*fsession{},
+		cookies:  map[string]bool{},
+		tickets:  map[string]time.Time{},
+		changed:  make(chan struct{}),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/ws", s.serveWS)
+	mux.HandleFunc("/api/status", s.serveStatus)
+	mux.HandleFunc("/auth/password-login", s.serveLogin)
+	mux.HandleFunc("/api/auth/ws-ticket", s.serveTicket)
+	s.hs = httptest.NewServer(mux)
+	s.URL = s.hs.URL
+	return s
+}
+
+// Close stops the server and every connection.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.conns {
+		c.cut()
+	}
+	for _, fs := range s.sessions {
+		fs.stopAgent()
+	}
+	s.mu.Unlock()
+	s.hs.CloseClientConnections()
+	s.hs.Close()
+}
+
+// Token returns the loopback token.
+func (s *Server) Token() string { return s.opts.Token }
+
+// Epoch returns the current replay epoch.
+func (s *Server) Epoch() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.epoch
+}
+
+// Addr returns host:port.
+func (s *Server) Addr() string { u, _ := url.Parse(s.URL); return u.Host }
+
+// SetFaults replaces the injected faults.
+func (s *Server) SetFaults(f Faults) {
+	s.mu.Lock()
+	s.faults = f
+	s.mu.Unlock()
+}
+
+// Dials counts accepted WebSocket connections.
+func (s *Server) Dials() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dials
+}
+
+// Conns counts open WebSocket connections.
+func (s *Server) Conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Methods returns every JSON-RPC method clients called, in order.
+func (s *Server) Methods() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.methods...)
+}
+
+// Answers returns every approval answer received, in order.
+func (s *Server) Answers() []Answer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Answer(nil), s.answers...)
+}
+
+// Changed returns a channel closed at the next state change (connection,
+// answer, session); tests wait on it instead of sleeping.
+func (s *Server) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Kick cuts every connection abruptly (TCP close, no close frame).
+func (s *Server) Kick() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.cut()
+	}
+}
+
+// CloseAll closes every connection with a WebSocket close code.
+func (s *Server) CloseAll(code int, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.closeWith(code, reason)
+	}
+}
+
+// RevokeAuth forgets every sign-in and ticket and closes connections 4401.
+func (s *Server) RevokeAuth() {
+	s.mu.Lock()
+	s.cookies = map[string]bool{}
+	s.tickets = map[string]time.Time{}
+	s.mu.Unlock()
+	s.CloseAll(4401, "authentication revoked")
+}
+
+// Restart simulates a gateway restart: every connection drops, a new replay
+// epoch begins, seq counters and rings reset, running agents die, and live
+// sessions survive only as stored history (resume takes the cold path).
+func (s *Server) Restart() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.cut()
+	}
+	s.epoch = newID(16)
+	for id, fs := range s.sessions {
+		fs.stopAgent()
+		fs.cold = true
+		delete(s.sessions, id)
+	}
+	s.notifyLocked()
+}
+
+func newID(n int) string {
+	b := make([]byte, n/2)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
+	gated := s.opts.Password != ""
+	st := map[string]any{
+		"version":        s.version(),
+		"auth_required":  gated,
+		"auth_providers": []string{},
+		"auth_flows":     []string{},
+	}
+	if gated {
+		st["auth_providers"] = []string{"password"}
+		st["auth_flows"] = []string{"password"}
+	}
+	writeJSON(w, 200, st)
+}
+
+func (s *Server) version() string {
+	if s.opts.Dialect == Modern {
+		return "0.19.0"
+	}
+	return "0.18.2"
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+const cookieName = "hermes_session"
+
+func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || s.opts.Password == "" {
+		writeJSON(w, 404, map[string]any{"detail": "Not Found"})
+		return
+	}
+	var body struct {
+		Password string `json:"password"`
+	}
+	if json.NewDecoder(r.Body).Decode(&body) != nil || body.Password != s.opts.Password {
+		writeJSON(w, 401, map[string]any{"detail": "invalid credentials"})
+		return
+	}
+	id := newID(32)
+	s.mu.Lock()
+	s.cookies[id] = true
+	s.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: "/", HttpOnly: true})
+	writeJSON(w, 200, map[string]any{"ok": true})
+}
+
+func (s *Server) signedIn(r *http.Request) bool {
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cookies[c.Value]
+}
+
+// TicketTTL is how long a WebSocket ticket stays valid.
+const TicketTTL = 30 * time.Second
+
+func (s *Server) serveTicket(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || s.opts.Password == "" {
+		writeJSON(w, 404, map[string]any{"detail": "Not Found"})
+		return
+	}
+	if !s.signedIn(r) {
+		writeJSON(w, 401, map[string]any{"detail": "not signed in"})
+		return
+	}
+	t := newID(32)
+	s.mu.Lock()
+	s.tickets[t] = s.clk.Now().Add(TicketTTL)
+	s.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"ticket": t, "expires_in": int(TicketTTL / time.Second)})
+}
+
+// useTicket consumes a ticket; it is valid once, within its lifetime.
+func (s *Server) useTicket(t string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	exp, ok := s.tickets[t]
+	delete(s.tickets, t)
+	return ok && s.clk.Now().Before(exp)
+}
+
+func loopbackHost(h string) bool {
+	host := h
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		host = hh
+	}
+	host = strings.Trim(host, "[]")
+	return host == "localhost" || host == "127.0.0.1" || host == "::1"
+}
+
+// originAllowed mirrors Hermes: no Origin, non-web origins (file://) and
+// loopback origins pass; foreign web origins are refused.
+func originAllowed(o string) bool {
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil {
+		return false
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return true
+	}
+	return loopbackHost(u.Host)
+}
+
+var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	reject := s.faults.RejectUpgrade
+	s.mu.Unlock()
+	if reject != 0 {
+		http.Error(w, "", reject)
+		return
+	}
+	var subprotocol string
+	if s.opts.Password != "" {
+		ok := false
+		for _, p := range websocket.Subprotocols(r) {
+			if t, found := strings.CutPrefix(p, "hermes-gateway-ticket."); found {
+				ok = s.useTicket(t)
+			}
+		}
+		if !ok {
+			http.Error(w, "", http.StatusForbidden)
+			return
+		}
+		subprotocol = "hermes-gateway-v1"
+	} else if r.URL.Query().Get("token") != s.opts.Token {
+		// Hermes checks the token first: a wrong token is a plain 403.
+		http.Error(w, "", http.StatusForbidden)
+		return
+	}
+	if !loopbackHost(r.Host) || !originAllowed(r.Header.Get("Origin")) {
+		http.Error(w, "", http.StatusForbidden)
+		return
+	}
+	hdr := http.Header{}
+	if subprotocol != "" {
+		hdr.Set("Sec-WebSocket-Protocol", subprotocol)
+	}
+	ws, err := upgrader.Upgrade(w, r, hdr)
+	if err != nil {
+		return
+	}
+	c := &fconn{s: s, ws: ws}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ws.Close()
+		return
+	}
+	s.dials++
+	c.faults = s.faults
+	s.faults.DropAfterFrames = 0 // a drop applies to the next connection only
+	s.conns[c] = struct{}{}
+	ready := map[string]any{"skin": map[string]any{"name": "default"}}
+	if s.opts.Dialect == Modern {
+		ready["replay_epoch"] = s.epoch
+		ready["version"] = s.version()
+	}
+	c.sendLocked(eventFrame("gateway.ready", "", ready))
+	s.notifyLocked()
+	s.mu.Unlock()
+	c.readLoop()
+}

@@ -1,0 +1,322 @@
+package hermestest
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/clock"
+)
+
+type ringEntry struct {
+	seq    uint64
+	params map[string]any
+}
+
+type fsession struct {
+	live, stored      string
+	transport         *fconn
+	seq               uint64
+	ring              []ringEntry
+	evictedThrough    uint64
+	pending           []*fapproval // FIFO
+	history           []map[string]string
+	running           bool
+	cold              bool // a restart or reap left only stored history
+	hasRow            bool // the store has a row (after the first prompt)
+	closeOnDisconnect bool
+	stop              chan struct{}
+}
+
+func (fs *fsession) stopAgent() {
+	if fs.stop != nil {
+		close(fs.stop)
+		fs.stop = nil
+	}
+	for _, a := range fs.pending {
+		a.finish("")
+	}
+	fs.pending = nil
+}
+
+// fapproval is one approval the agent is waiting on.
+type fapproval struct {
+	id             string // srq id (Modern) or a FIFO index (Legacy)
+	session        string
+	command        string
+	description    string
+	patternKey     string
+	choices        []string
+	allowPermanent bool
+	serverRequest  bool // sent as an "approval" server request
+	expiresAt      time.Time
+	timer          clock.Timer
+	done           chan string   // the choice; "" for timeout or interrupt
+	stopped        chan struct{} // closed when finished
+	finished       bool
+}
+
+func (a *fapproval) finish(choice string) {
+	if a.finished {
+		return
+	}
+	a.finished = true
+	close(a.stopped)
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	a.done <- choice
+}
+
+func (a *fapproval) params() map[string]any {
+	p := map[string]any{
+		"session_id":      a.session,
+		"command":         a.command,
+		"description":     a.description,
+		"pattern_key":     a.patternKey,
+		"pattern_keys":    []string{a.patternKey},
+		"allow_permanent": a.allowPermanent,
+		"choices":         a.choices,
+	}
+	return p
+}
+
+// serverRequestFrame is the Modern "approval" server request.
+func (a *fapproval) serverRequestFrame() map[string]any {
+	p := a.params()
+	p["request_id"] = a.id
+	p["expires_at"] = float64(a.expiresAt.UnixNano()) / 1e9
+	id, _ := json.Marshal(a.id)
+	return map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "approval", "params": p}
+}
+
+// Session describes a session on the fake gateway.
+type Session struct {
+	ID, StoredID string
+	Attached     bool
+	Pending      []string // commands waiting for approval, FIFO
+	LatestSeq    uint64
+}
+
+// Sessions lists live sessions.
+func (s *Server) Sessions() []Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Session
+	for _, fs := range s.sessions {
+		ss := Session{ID: fs.live, StoredID: fs.stored, Attached: fs.transport != nil, LatestSeq: fs.seq}
+		for _, a := range fs.pending {
+			ss.Pending = append(ss.Pending, a.command)
+		}
+		out = append(out, ss)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func (s *Server) newSessionLocked(stored string) *fsession {
+	if stored == "" {
+		stored = s.clk.Now().UTC().Format("20060102_150405_") + newID(6)
+	}
+	fs := &fsession{live: newID(8), stored: stored}
+	s.sessions[fs.live] = fs
+	s.stored[stored] = fs
+	return fs
+}
+
+// emitLocked sends an event for a session: stamped with seq and kept for
+// replay (Modern), written to the attached transport if there is one.
+func (s *Server) emitLocked(fs *fsession, kind string, payload any) {
+	frame := eventFrame(kind, fs.live, payload)
+	if s.opts.Dialect == Modern {
+		params := frame["params"].(map[string]any)
+		fs.seq++
+		params["seq"] = fs.seq
+		fs.ring = append(fs.ring, ringEntry{seq: fs.seq, params: params})
+		for len(fs.ring) > s.opts.ReplayBuffer {
+			fs.evictedThrough = fs.ring[0].seq
+			fs.ring = fs.ring[1:]
+		}
+	}
+	if fs.transport != nil {
+		fs.transport.sendLocked(frame)
+	}
+}
+
+// Emit sends an event for a live session, as the agent would.
+func (s *Server) Emit(sessionID, kind string, payload any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.sessions[sessionID]
+	if fs == nil {
+		return fmt.Errorf("hermestest: no session %q", sessionID)
+	}
+	s.emitLocked(fs, kind, payload)
+	return nil
+}
+
+// ApprovalSpec describes an approval the agent asks for.
+type ApprovalSpec struct {
+	Command     string
+	Description string
+	// NoPermanent hides "always" (allow_permanent false).
+	NoPermanent bool
+}
+
+// RequestApproval makes the agent of a session ask for approval and returns
+// the request's id and a channel that receives the choice ("" on timeout or
+// interrupt). It does not block.
+func (s *Server) RequestApproval(sessionID string, spec ApprovalSpec) (string, <-chan string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.sessions[sessionID]
+	if fs == nil {
+		return "", nil, fmt.Errorf("hermestest: no session %q", sessionID)
+	}
+	a := s.requestApprovalLocked(fs, spec)
+	return a.id, a.done, nil
+}
+
+func (s *Server) requestApprovalLocked(fs *fsession, spec ApprovalSpec) *fapproval {
+	desc := spec.Description
+	if desc == "" {
+		desc = describe(spec.Command)
+	}
+	choices := []string{"once", "session", "always", "deny"}
+	if spec.NoPermanent {
+		choices = []string{"once", "session", "deny"}
+	}
+	s.nextSRQ++
+	a := &fapproval{
+		id:             fmt.Sprintf("srq-%d", s.nextSRQ),
+		session:        fs.live,
+		command:        spec.Command,
+		description:    desc,
+		patternKey:     desc,
+		choices:        choices,
+		allowPermanent: !spec.NoPermanent,
+		expiresAt:      s.clk.Now().Add(s.opts.ApprovalTimeout),
+		done:           make(chan string, 1),
+		stopped:        make(chan struct{}),
+	}
+	fs.pending = append(fs.pending, a)
+	a.timer = s.clk.NewTimer(s.opts.ApprovalTimeout)
+	go func(t clock.Timer) {
+		select {
+		case <-t.C():
+			s.mu.Lock()
+			s.expireLocked(fs, a)
+			s.mu.Unlock()
+		case <-a.stopped:
+		}
+	}(a.timer)
+	switch {
+	case s.opts.Dialect == Modern && fs.transport != nil && fs.transport.serverRequests:
+		a.serverRequest = true
+		fs.transport.sendLocked(a.serverRequestFrame())
+	case s.opts.Dialect == Modern:
+		p := a.params()
+		delete(p, "session_id")
+		p["request_id"] = a.id
+		s.emitLocked(fs, "approval.request", p)
+	default:
+		p := a.params()
+		delete(p, "session_id")
+		s.emitLocked(fs, "approval.request", p)
+	}
+	s.notifyLocked()
+	return a
+}
+
+func describe(cmd string) string {
+	switch {
+	case strings.Contains(cmd, "rm -rf"):
+		return "recursive delete"
+	case strings.Contains(cmd, "git reset --hard"):
+		return "git reset --hard (destroys uncommitted changes)"
+	}
+	return "dangerous command"
+}
+
+func (s *Server) removePendingLocked(fs *fsession, a *fapproval) {
+	for i, p := range fs.pending {
+		if p == a {
+			fs.pending = append(fs.pending[:i], fs.pending[i+1:]...)
+			return
+		}
+	}
+}
+
+func (s *Server) expireLocked(fs *fsession, a *fapproval) {
+	if a.finished {
+		return
+	}
+	s.removePendingLocked(fs, a)
+	a.finish("")
+	s.cancelLocked(fs, a, "timeout")
+	s.notifyLocked()
+}
+
+// cancelLocked withdraws a server request that is no longer pending.
+func (s *Server) cancelLocked(fs *fsession, a *fapproval, reason string) {
+	if s.opts.Dialect != Modern || fs.transport == nil {
+		return
+	}
+	fs.transport.sendLocked(map[string]any{"jsonrpc": "2.0", "method": "request.cancel", "params": map[string]any{"id": a.id, "reason": reason}})
+}
+
+// resolveLocked records an answer and wakes the agent.
+func (s *Server) resolveLocked(fs *fsession, a *fapproval, choice, via string, notifyCancel bool) {
+	s.removePendingLocked(fs, a)
+	a.finish(choice)
+	s.answers = append(s.answers, Answer{Session: fs.live, RequestID: a.id, Choice: choice, Via: via, Command: a.command, Resolved: 1})
+	if notifyCancel && a.serverRequest {
+		s.cancelLocked(fs, a, "resolved")
+	}
+	s.notifyLocked()
+}
+
+// serverRequestAnsweredLocked handles a client response to a server request.
+func (s *Server) serverRequestAnsweredLocked(c *fconn, f rpcFrame) {
+	var id string
+	if json.Unmarshal(f.ID, &id) != nil {
+		return
+	}
+	for _, fs := range s.sessions {
+		for _, a := range fs.pending {
+			if a.id != id {
+				continue
+			}
+			var r struct {
+				Choice string `json:"choice"`
+			}
+			if len(f.Error) > 0 || json.Unmarshal(f.Result, &r) != nil || !validChoice(r.Choice) {
+				// An error or garbage answer is a deny, never an approval.
+				r.Choice = "deny"
+			}
+			s.resolveLocked(fs, a, r.Choice, "response", false)
+			return
+		}
+	}
+}
+
+func validChoice(c string) bool {
+	switch c {
+	case "once", "session", "always", "deny":
+		return true
+	}
+	return false
+}
+
+func (s *Server) openRequestsLocked(fs *fsession) []any {
+	out := []any{}
+	if s.opts.Dialect != Modern {
+		return out
+	}
+	for _, a := range fs.pending {
+		out = append(out, a.serverRequestFrame())
+	}
+	return out
+}
