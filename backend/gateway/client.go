@@ -93,6 +93,9 @@ type Client struct {
 	epoch    string
 	hasEpoch bool
 	feat     features
+	// openSRQ maps approval server requests delivered and not yet
+	// answered or cancelled to their session.
+	openSRQ map[string]string
 	// epochChanged is set by onReady when the replay epoch moved.
 	epochChanged bool
 	running      bool
@@ -141,6 +144,7 @@ func New(cfg Config) (*Client, error) {
 		out:      newQueue(),
 		kick:     make(chan struct{}, 1),
 		sessions: make(map[string]*session),
+		openSRQ:  make(map[string]string),
 	}
 	c.auth = newAuthState(c)
 	c.status = Status{Gateway: name, State: StateIdle}
@@ -380,24 +384,42 @@ func (c *Client) negotiate(ctx context.Context, cn *conn) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	res, err := cn.call(cctx, "client.capabilities", map[string]any{
-		"capabilities": map[string]any{"server_requests": true},
-	})
+	// The params model forbids unknown keys: send exactly this one.
+	res, err := cn.call(cctx, "client.capabilities", map[string]any{"server_requests": true})
 	switch {
 	case err == nil:
 		var r struct {
-			ServerRequests *bool `json:"server_requests"`
+			ServerRequests json.RawMessage `json:"server_requests"`
 		}
 		_ = json.Unmarshal(res, &r)
 		c.setFeature(func(f *features) {
 			f.capabilities = yes
-			f.serverRequests = r.ServerRequests == nil || *r.ServerRequests
+			f.serverRequests = acceptsApprovals(r.ServerRequests)
 		})
 	case wire.IsMethodNotFound(err):
 		c.setFeature(func(f *features) { f.capabilities = no; f.serverRequests = false })
 	default:
 		c.log.Info("client.capabilities failed", "err", err)
 	}
+}
+
+// acceptsApprovals reads client.capabilities' server_requests: a list of
+// method names (newer gateways) or a bool.
+func acceptsApprovals(raw json.RawMessage) bool {
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		for _, m := range list {
+			if m == wire.ApprovalServerRequest {
+				return true
+			}
+		}
+		return false
+	}
+	var b bool
+	if json.Unmarshal(raw, &b) == nil {
+		return b
+	}
+	return len(raw) == 0 // accepted without saying: assume yes
 }
 
 // Call sends a JSON-RPC request on the live connection and decodes its
@@ -484,5 +506,9 @@ func (c *Client) RespondServerRequest(ctx context.Context, requestID, choice str
 		ctx, cancel = context.WithTimeout(ctx, callTimeout)
 		defer cancel()
 	}
-	return cn.enqueue(ctx, b, true)
+	if err := cn.enqueue(ctx, b, true); err != nil {
+		return fmt.Errorf("sending the approval answer failed: %w", err)
+	}
+	c.closeSRQ(requestID)
+	return nil
 }

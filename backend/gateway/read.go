@@ -82,12 +82,17 @@ func (c *Client) handleFrame(cn *conn, f wire.Frame) {
 				c.setStatus(func(s *Status) { s.InvalidFrames++ })
 				return
 			}
-			c.dispatch(c.eventFrom(p, now, false))
+			ev := c.eventFrom(p, now, false)
+			if ev.Kind == wire.RequestCancel {
+				c.closeSRQ(ev.RequestID)
+			}
+			c.dispatch(ev)
 		case wire.RequestCancel:
 			ev := wire.Event{Gateway: c.name, Kind: wire.RequestCancel, Payload: f.Params, ReceivedAt: now}
 			ev.DecodeData()
 			if cp, ok := ev.Data.(*wire.CancelPayload); ok {
 				ev.RequestID = cp.ID
+				c.closeSRQ(cp.ID)
 			}
 			c.emitUnsequenced(ev)
 		default:
@@ -107,7 +112,7 @@ func (c *Client) handleServerRequest(cn *conn, f wire.Frame, now time.Time) {
 		b, _ := wire.EncodeError(f.ID, wire.CodeMethodNotFound, "Herald does not handle "+f.Method)
 		_ = cn.enqueue(context.Background(), b, false)
 	}
-	c.emitUnsequenced(c.withStored(ev))
+	c.emitServerRequest(c.withStored(ev))
 }
 
 // serverRequestEvent builds the event for a server request frame.
@@ -144,6 +149,10 @@ func (c *Client) eventFrom(p eventParams, now time.Time, replayed bool) wire.Eve
 	}
 	if a, ok := ev.Approval(); ok && a.SessionID == "" {
 		a.SessionID = p.SessionID
+	}
+	if cp, ok := ev.Data.(*wire.CancelPayload); ok {
+		// Newer gateways send request.cancel as a (sequenced) event.
+		ev.RequestID = cp.ID
 	}
 	return ev
 }

@@ -175,7 +175,54 @@ func (c *Client) openRequests(live string, reqs []openRequest, replayed bool) {
 			ev.Session = live
 		}
 		ev.Replayed = replayed
-		c.dispatch(ev)
+		c.emitServerRequest(ev)
+	}
+}
+
+// emitServerRequest delivers a server request once: a request already
+// delivered and not yet answered or cancelled is not delivered again when
+// a reconnect lists it in open_requests.
+func (c *Client) emitServerRequest(ev wire.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ev.Kind == wire.ApprovalServerRequest {
+		if _, dup := c.openSRQ[ev.RequestID]; dup {
+			return
+		}
+		c.openSRQ[ev.RequestID] = ev.Session
+	}
+	c.dispatchLocked(ev)
+}
+
+// closeSRQ forgets a server request that was answered or cancelled.
+func (c *Client) closeSRQ(id string) {
+	c.mu.Lock()
+	delete(c.openSRQ, id)
+	c.mu.Unlock()
+}
+
+// reconcileOpen withdraws, with a synthetic request.cancel, approvals that
+// were delivered before a reconnect but that the gateway no longer lists
+// as open: they were settled while Herald was away.
+// Only requests delivered before the resync began are considered: one that
+// arrives live during the resync may postdate the gateway's list.
+func (c *Client) reconcileOpen(s *session, before []string, listed map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clk.Now()
+	var gone []string
+	for _, id := range before {
+		if _, still := c.openSRQ[id]; still && !listed[id] {
+			gone = append(gone, id)
+		}
+	}
+	sort.Strings(gone)
+	for _, id := range gone {
+		delete(c.openSRQ, id)
+		p, _ := json.Marshal(wire.CancelPayload{ID: id, Method: wire.ApprovalServerRequest, Reason: "not_pending_after_reconnect"})
+		ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: wire.RequestCancel, RequestID: id, Payload: p, ReceivedAt: now}
+		ev.DecodeData()
+		c.dispatchLocked(ev)
 	}
 }
 
@@ -245,22 +292,54 @@ func (c *Client) resync(ctx context.Context, cn *conn, reconnect bool) {
 	})
 }
 
-// resyncSession returns a non-empty reason when events may be missing.
+// resyncSession re-attaches one session and replays what it missed. It
+// returns a non-empty reason when events may be missing.
 func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochChanged bool) (missed string) {
-	var resynced []wire.Event // synthetic events to deliver before parked ones
 	now := c.clk.Now()
+	var pre []wire.Event // delivered before the replayed and parked events
 	resync := func(reason string) {
 		missed = reason
 		ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: wire.Resync, ReceivedAt: now}
 		ev.Payload, _ = json.Marshal(wire.ResyncPayload{Reason: reason})
 		ev.DecodeData()
-		resynced = append(resynced, ev)
+		pre = append(pre, ev)
 	}
+	var replayed []wire.Event
+	var open []openRequest
+	listed := map[string]bool{}
+	known := false // the gateway told us which requests are open
+	c.mu.Lock()
+	var before []string
+	for id, sid := range c.openSRQ {
+		if sid == s.live {
+			before = append(before, id)
+		}
+	}
+	c.mu.Unlock()
+
+	// Everything found is delivered in one critical section, in order:
+	// resync notices, replayed events, open requests, then parked live
+	// events; only then does the session go live again.
 	defer func() {
 		c.mu.Lock()
-		for _, ev := range resynced {
+		for _, ev := range pre {
 			c.out.push(ev)
 		}
+		for _, ev := range replayed {
+			if ev.Kind == wire.RequestCancel {
+				delete(c.openSRQ, ev.RequestID)
+			}
+			c.deliverLocked(s, ev)
+		}
+		c.mu.Unlock()
+		if known {
+			for _, r := range open {
+				listed[wire.IDString(r.ID)] = true
+			}
+			c.reconcileOpen(s, before, listed)
+		}
+		c.openRequests(s.live, open, true)
+		c.mu.Lock()
 		s.replaying = false
 		parked := s.parked
 		s.parked = nil
@@ -278,11 +357,14 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 	if s.stored != "" {
 		raw, err := cn.call(cctx, "session.resume", map[string]any{"session_id": s.stored})
 		if err != nil {
-			resync("resume-failed")
 			c.log.Warn("re-attaching a session failed", "session", s.stored, "err", err)
+			resync("resume-failed")
 			return missed
 		}
-		var r sessionResult
+		var r struct {
+			sessionResult
+			Open *[]openRequest `json:"open_requests"`
+		}
 		_ = json.Unmarshal(raw, &r)
 		if r.SessionID != "" && r.SessionID != s.live {
 			// Cold resume: a new runtime id with a new seq ring.
@@ -294,32 +376,37 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 			c.mu.Unlock()
 			resync("new-runtime")
 		}
-		defer c.openRequests(s.live, r.OpenRequests, true)
+		if r.Open != nil {
+			known = true
+			open = append(open, *r.Open...)
+		}
 	}
 
 	c.mu.Lock()
 	replay := c.feat.replay
+	last := s.watermark
 	c.mu.Unlock()
 	if replay == no {
 		resync("no-replay")
 		return missed
 	}
-	raw, err := cn.call(cctx, "session.events.since", map[string]any{"session_id": s.live, "last_seen": s.watermarkSnapshot(c)})
+	// Only the documented keys: newer gateways reject unknown ones.
+	raw, err := cn.call(cctx, "session.events.since", map[string]any{"session_id": s.live, "last_seen": last})
 	if wire.IsMethodNotFound(err) {
 		c.setFeature(func(f *features) { f.replay = no })
 		resync("no-replay")
 		return missed
 	}
 	if err != nil {
+		c.log.Warn("replaying a session failed", "session", s.live, "err", err)
 		resync("replay-failed")
 		return missed
 	}
 	c.setFeature(func(f *features) { f.replay = yes })
 	var r struct {
-		Events       []eventParams `json:"events"`
-		Truncated    bool          `json:"truncated"`
-		LatestSeq    uint64        `json:"latest_seq"`
-		OpenRequests []openRequest `json:"open_requests"`
+		Events    []eventParams  `json:"events"`
+		Truncated bool           `json:"truncated"`
+		Open      *[]openRequest `json:"open_requests"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		resync("replay-failed")
@@ -328,26 +415,17 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 	if r.Truncated {
 		resync("truncated")
 	}
-	c.mu.Lock()
-	for _, ev := range resynced {
-		c.out.push(ev)
-	}
-	resynced = nil
 	for _, p := range r.Events {
 		if p.SessionID == "" {
 			p.SessionID = s.live
 		}
 		ev := c.eventFrom(p, now, true)
 		ev.StoredSession = s.stored
-		c.deliverLocked(s, ev)
+		replayed = append(replayed, ev)
 	}
-	c.mu.Unlock()
-	defer c.openRequests(s.live, r.OpenRequests, true)
+	if r.Open != nil {
+		known = true
+		open = append(open, *r.Open...)
+	}
 	return missed
-}
-
-func (s *session) watermarkSnapshot(c *Client) uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return s.watermark
 }

@@ -8,6 +8,21 @@ import (
 	"time"
 )
 
+// onlyKeys mirrors newer Hermes contracts (extra="forbid"): an unknown
+// parameter is error 4000.
+func onlyKeys(p map[string]any, allowed ...string) *rpcErr {
+	for k := range p {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			return &rpcErr{4000, "invalid params: unexpected field " + k}
+		}
+	}
+	return nil
+}
+
 func (s *Server) info(fs *fsession) map[string]any {
 	return map[string]any{
 		"model": "hermes-stub", "provider": "stub", "approval_mode": "manual", "yolo": false,
@@ -83,6 +98,9 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		if !modern {
 			return nil, notFound
 		}
+		if e := onlyKeys(p, "session_id", "last_seen"); e != nil {
+			return nil, e
+		}
 		fs := s.sessions[str("session_id")]
 		if fs == nil {
 			return nil, &rpcErr{4001, "session not found"}
@@ -98,7 +116,7 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 			}
 		}
 		return map[string]any{
-			"events": events, "latest_seq": fs.seq, "epoch": s.epoch,
+			"events": events, "latest_seq": fs.seq, "epoch": s.epoch, "count": len(events),
 			"truncated":     last < fs.evictedThrough || last > fs.seq,
 			"open_requests": s.openRequestsLocked(fs),
 		}, nil
@@ -107,15 +125,17 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		if !modern {
 			return nil, notFound
 		}
-		return map[string]any{"pong": true, "timestamp": float64(s.clk.Now().UnixNano()) / 1e9}, nil
+		return map[string]any{"ok": true}, nil
 
 	case "client.capabilities":
 		if !modern {
 			return nil, notFound
 		}
-		caps, _ := p["capabilities"].(map[string]any)
-		c.serverRequests, _ = caps["server_requests"].(bool)
-		return map[string]any{"server_requests": c.serverRequests, "replay_epoch": s.epoch}, nil
+		if e := onlyKeys(p, "server_requests"); e != nil {
+			return nil, e
+		}
+		c.serverRequests, _ = p["server_requests"].(bool)
+		return map[string]any{"server_requests": []string{"approval", "clarify", "secret", "sudo"}, "declines_not_shown": true}, nil
 
 	case "prompt.submit":
 		fs := s.sessions[str("session_id")]
@@ -156,10 +176,10 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 			return nil, &rpcErr{-32602, "invalid choice: " + choice}
 		}
 		var targets []*fapproval
-		rid := str("request_id")
+		rid := str("request_id") // the approval-queue id
 		all, _ := p["all"].(bool)
 		for _, a := range fs.pending {
-			if (rid == "" || rid == a.id) && (all || len(targets) == 0) {
+			if (rid == "" || rid == a.queueID) && (all || len(targets) == 0) {
 				targets = append(targets, a)
 			}
 		}

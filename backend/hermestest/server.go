@@ -69,7 +69,8 @@ type Options struct {
 // Answer is one approval answer the gateway received.
 type Answer struct {
 	Session   string // live session id
-	RequestID string // srq id or request_id, empty for FIFO answers
+	RequestID string // srq id of the approval answered (empty if none was pending)
+	QueueID   string // its approval-queue id (request_id on the wire)
 	Choice    string
 	Via       string // "approval.respond" or "response"
 	Command   string // the command it resolved; empty if nothing was pending
@@ -99,6 +100,17 @@ type Server struct {
 	changed  chan struct{}
 	closed   bool
 	methods  []string // every method the clients called, in order
+	started  time.Time
+	// withdrawn counts approvals withdrawn unanswered (no capable client,
+	// or an error response).
+	withdrawn int
+}
+
+// Withdrawn counts approvals the gateway withdrew without an answer.
+func (s *Server) Withdrawn() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.withdrawn
 }
 
 // Faults are injected into connections. Set them with SetFaults.
@@ -139,6 +151,7 @@ func NewServer(opts Options) *Server {
 		tickets:  map[string]time.Time{},
 		changed:  make(chan struct{}),
 	}
+	s.started = s.clk.Now()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/ws", s.serveWS)
 	mux.HandleFunc("/api/status", s.serveStatus)
@@ -223,6 +236,22 @@ func (s *Server) Changed() <-chan struct{} {
 func (s *Server) notifyLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// CutAfter makes every open connection drop abruptly after n more
+// server-to-client frames (n = 0 drops before the next frame).
+func (s *Server) CutAfter(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.faults.DropAfterFrames = c.sent + n
+		if n == 0 {
+			c.faults.DropAfterFrames = c.sent
+			if c.faults.DropAfterFrames == 0 {
+				c.cut()
+			}
+		}
+	}
 }
 
 // Kick cuts every connection abruptly (TCP close, no close frame).
@@ -442,8 +471,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.conns[c] = struct{}{}
 	ready := map[string]any{"skin": map[string]any{"name": "default"}}
 	if s.opts.Dialect == Modern {
+		ready["change_events"] = true
 		ready["replay_epoch"] = s.epoch
-		ready["version"] = s.version()
+		ready["capabilities"] = map[string]any{"event_replay": true, "change_events": true}
+		ready["protocol"] = map[string]any{"version": 1}
+		ready["heartbeat"] = true
 	}
 	c.sendLocked(eventFrame("gateway.ready", "", ready))
 	s.notifyLocked()

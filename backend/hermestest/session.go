@@ -43,7 +43,8 @@ func (fs *fsession) stopAgent() {
 
 // fapproval is one approval the agent is waiting on.
 type fapproval struct {
-	id             string // srq id (Modern) or a FIFO index (Legacy)
+	id             string // srq id (the server request's JSON-RPC id)
+	queueID        string // the approval-queue id (request_id on the wire)
 	session        string
 	command        string
 	description    string
@@ -52,6 +53,7 @@ type fapproval struct {
 	allowPermanent bool
 	serverRequest  bool // sent as an "approval" server request
 	expiresAt      time.Time
+	monoExpiry     float64 // expires_at as the gateway sends it: its monotonic seconds
 	timer          clock.Timer
 	done           chan string   // the choice; "" for timeout or interrupt
 	stopped        chan struct{} // closed when finished
@@ -86,8 +88,9 @@ func (a *fapproval) params() map[string]any {
 // serverRequestFrame is the Modern "approval" server request.
 func (a *fapproval) serverRequestFrame() map[string]any {
 	p := a.params()
-	p["request_id"] = a.id
-	p["expires_at"] = float64(a.expiresAt.UnixNano()) / 1e9
+	p["request_id"] = a.queueID
+	p["approval_id"] = a.queueID
+	p["expires_at"] = a.monoExpiry
 	id, _ := json.Marshal(a.id)
 	return map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "approval", "params": p}
 }
@@ -197,7 +200,9 @@ func (s *Server) requestApprovalLocked(fs *fsession, spec ApprovalSpec) *fapprov
 		patternKey:     desc,
 		choices:        choices,
 		allowPermanent: !spec.NoPermanent,
+		queueID:        newID(32),
 		expiresAt:      s.clk.Now().Add(s.opts.ApprovalTimeout),
+		monoExpiry:     s.clk.Now().Add(s.opts.ApprovalTimeout).Sub(s.started).Seconds() + 1000,
 		done:           make(chan string, 1),
 		stopped:        make(chan struct{}),
 	}
@@ -213,18 +218,23 @@ func (s *Server) requestApprovalLocked(fs *fsession, spec ApprovalSpec) *fapprov
 		}
 	}(a.timer)
 	switch {
-	case s.opts.Dialect == Modern && fs.transport != nil && fs.transport.serverRequests:
+	case s.opts.Dialect == Legacy:
+		p := a.params()
+		delete(p, "session_id")
+		s.emitLocked(fs, "approval.request", p)
+	case fs.transport == nil:
+		// Nobody attached: the request waits and is offered through
+		// open_requests when a client resumes.
+		a.serverRequest = true
+	case fs.transport.serverRequests:
 		a.serverRequest = true
 		fs.transport.sendLocked(a.serverRequestFrame())
-	case s.opts.Dialect == Modern:
-		p := a.params()
-		delete(p, "session_id")
-		p["request_id"] = a.id
-		s.emitLocked(fs, "approval.request", p)
 	default:
-		p := a.params()
-		delete(p, "session_id")
-		s.emitLocked(fs, "approval.request", p)
+		// The attached client never advertised server requests: Hermes
+		// withdraws the approval at once (neither a deny nor a hang).
+		s.removePendingLocked(fs, a)
+		a.finish("")
+		s.withdrawn++
 	}
 	s.notifyLocked()
 	return a
@@ -259,20 +269,21 @@ func (s *Server) expireLocked(fs *fsession, a *fapproval) {
 	s.notifyLocked()
 }
 
-// cancelLocked withdraws a server request that is no longer pending.
+// cancelLocked withdraws a server request that is no longer pending. Newer
+// gateways send request.cancel as a sequenced event, so it is replayed.
 func (s *Server) cancelLocked(fs *fsession, a *fapproval, reason string) {
-	if s.opts.Dialect != Modern || fs.transport == nil {
+	if s.opts.Dialect != Modern || !a.serverRequest {
 		return
 	}
-	fs.transport.sendLocked(map[string]any{"jsonrpc": "2.0", "method": "request.cancel", "params": map[string]any{"id": a.id, "reason": reason}})
+	s.emitLocked(fs, "request.cancel", map[string]any{"id": a.id, "method": "approval", "reason": reason})
 }
 
 // resolveLocked records an answer and wakes the agent.
 func (s *Server) resolveLocked(fs *fsession, a *fapproval, choice, via string, notifyCancel bool) {
 	s.removePendingLocked(fs, a)
 	a.finish(choice)
-	s.answers = append(s.answers, Answer{Session: fs.live, RequestID: a.id, Choice: choice, Via: via, Command: a.command, Resolved: 1})
-	if notifyCancel && a.serverRequest {
+	s.answers = append(s.answers, Answer{Session: fs.live, RequestID: a.id, QueueID: a.queueID, Choice: choice, Via: via, Command: a.command, Resolved: 1})
+	if notifyCancel {
 		s.cancelLocked(fs, a, "resolved")
 	}
 	s.notifyLocked()
@@ -292,8 +303,18 @@ func (s *Server) serverRequestAnsweredLocked(c *fconn, f rpcFrame) {
 			var r struct {
 				Choice string `json:"choice"`
 			}
-			if len(f.Error) > 0 || json.Unmarshal(f.Result, &r) != nil || !validChoice(r.Choice) {
-				// An error or garbage answer is a deny, never an approval.
+			if len(f.Error) > 0 {
+				// An error response withdraws the approval.
+				s.removePendingLocked(fs, a)
+				a.finish("")
+				s.withdrawn++
+				s.notifyLocked()
+				return
+			}
+			if json.Unmarshal(f.Result, &r) != nil || r.Choice == "" {
+				r.Choice = "deny" // Hermes: str(result.get("choice") or "deny")
+			}
+			if !validChoice(r.Choice) {
 				r.Choice = "deny"
 			}
 			s.resolveLocked(fs, a, r.Choice, "response", false)

@@ -134,15 +134,22 @@ type ApprovalPayload struct {
 	PatternKeys    []string `json:"pattern_keys,omitempty"`
 	AllowPermanent *bool    `json:"allow_permanent,omitempty"`
 	Choices        []string `json:"choices,omitempty"`
-	// Timeout and ExpiresAt are set when the gateway says how long it
-	// waits; zero when it does not.
-	TimeoutSeconds float64 `json:"timeout,omitempty"`
-	ExpiresAt      float64 `json:"expires_at,omitempty"` // unix seconds
+	// ApprovalID mirrors RequestID on newer gateways.
+	ApprovalID string `json:"approval_id,omitempty"`
+	// ExpiresAt is the gateway's monotonic clock reading at which it
+	// stops waiting: comparable only with other readings of the same
+	// gateway process, never with wall time.
+	ExpiresAt float64 `json:"expires_at,omitempty"`
+	AllowSession *bool `json:"allow_session,omitempty"`
+	ToolName     string `json:"tool_name,omitempty"`
 }
 
 // CancelPayload is request.cancel.
 type CancelPayload struct {
 	ID     string `json:"id"`
+	Method string `json:"method,omitempty"`
+	// Reason is timeout, interrupted, shutdown, resolved or session_closed
+	// (or free text from the gateway).
 	Reason string `json:"reason,omitempty"`
 }
 
