@@ -99,6 +99,10 @@ type Client struct {
 	// epochChanged is set by onReady when the replay epoch moved.
 	epochChanged bool
 	running      bool
+
+	// heard, when set (tests), is called after any traffic from the
+	// gateway refreshed the liveness clock.
+	heard func()
 }
 
 // features remembers what this gateway supports. Unknown until asked;
@@ -328,15 +332,27 @@ func (c *Client) heartbeat(ctx context.Context, cn *conn) {
 			return
 		case <-cn.done:
 			return
-		case now := <-watch.C():
+		case <-watch.C():
+			// Read the clock rather than the tick: a late tick must still
+			// see how long the link has really been silent.
+			now := c.clk.Now()
 			idle := now.Sub(time.Unix(0, cn.lastRead.Load()))
 			if idle >= DeadAfter {
 				cn.fail(fmt.Errorf("no reply from the gateway for %s; the link is dead", idle.Truncate(time.Second)))
 				return
 			}
 			if now.Sub(lastPing) >= PingInterval {
-				lastPing = now
-				go c.ping(ctx, cn)
+				// One ping in flight at a time.
+				if cn.pinging.CompareAndSwap(false, true) {
+					lastPing = now
+					go func() {
+						c.ping(ctx, cn)
+						cn.pinging.Store(false)
+						if c.heard != nil {
+							c.heard()
+						}
+					}()
+				}
 			}
 		}
 	}

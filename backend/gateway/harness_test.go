@@ -41,6 +41,24 @@ func (r *recorder) onStatus(s Status) {
 	r.mu.Unlock()
 }
 
+func (r *recorder) poke() {
+	r.mu.Lock()
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// waitHeard waits until the client has heard from the gateway at or after
+// the fake clock's current time, with no liveness ping outstanding.
+func (h *harness) waitHeard(t testing.TB) {
+	t.Helper()
+	at := h.clk.Now().UnixNano()
+	h.rec.waitFor(t, "traffic from the gateway", func([]wire.Event, []Status) bool {
+		cn := h.client.current()
+		return cn != nil && cn.lastRead.Load() >= at && !cn.pinging.Load()
+	})
+}
+
 func (r *recorder) snapshot() ([]wire.Event, []Status) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -88,17 +106,51 @@ func (r *recorder) waitKind(t testing.TB, kind string, n int) []wire.Event {
 	return got
 }
 
+// mark returns a position in the status history for waitStateAfter.
+func (r *recorder) mark() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.statuses)
+}
+
+// waitStateAfter waits until some status reported after mark is st.
+func (r *recorder) waitStateAfter(t testing.TB, mark int, st State) Status {
+	t.Helper()
+	var got Status
+	r.waitFor(t, string(st), func(_ []wire.Event, sts []Status) bool {
+		for _, s := range sts[min(mark, len(sts)):] {
+			if s.State == st {
+				got = s
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// waitReconnected waits for a drop (reconnecting) after mark and then a
+// fresh connected state after that drop.
+func (r *recorder) waitReconnected(t testing.TB, mark int) {
+	t.Helper()
+	r.waitFor(t, "reconnect", func(_ []wire.Event, sts []Status) bool {
+		dropped := false
+		for _, s := range sts[min(mark, len(sts)):] {
+			switch {
+			case s.State == StateReconnecting:
+				dropped = true
+			case dropped && s.State == StateConnected:
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// waitState waits until the client has reported st at least once.
 func (r *recorder) waitState(t testing.TB, st State) Status {
 	t.Helper()
-	var last Status
-	r.waitFor(t, string(st), func(_ []wire.Event, sts []Status) bool {
-		if len(sts) == 0 {
-			return false
-		}
-		last = sts[len(sts)-1]
-		return last.State == st
-	})
-	return last
+	return r.waitStateAfter(t, 0, st)
 }
 
 // waitServer blocks until cond holds on the fake gateway.
@@ -156,6 +208,7 @@ func start(t testing.TB, srv *hermestest.Server, mod func(*Config)) *harness {
 		t.Fatal(err)
 	}
 	h.client = c
+	c.heard = h.rec.poke
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go func() { h.done <- c.Run(ctx) }()

@@ -22,11 +22,11 @@ type eventParams struct {
 // to ready; every other frame is handled in order.
 func (c *Client) readLoop(cn *conn, ready chan<- wire.Frame) {
 	cn.ws.SetPongHandler(func(string) error {
-		cn.lastRead.Store(c.clk.Now().UnixNano())
+		c.touch(cn)
 		return nil
 	})
 	cn.ws.SetPingHandler(func(data string) error {
-		cn.lastRead.Store(c.clk.Now().UnixNano())
+		c.touch(cn)
 		err := cn.ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(writeTimeout))
 		if err == websocket.ErrCloseSent {
 			return nil
@@ -40,7 +40,7 @@ func (c *Client) readLoop(cn *conn, ready chan<- wire.Frame) {
 			cn.fail(closeErr(err))
 			return
 		}
-		cn.lastRead.Store(c.clk.Now().UnixNano())
+		c.touch(cn)
 		wire.SplitFrames(msg, func(b []byte) {
 			f, err := wire.DecodeFrame(b)
 			if err != nil {
@@ -62,6 +62,14 @@ func (c *Client) readLoop(cn *conn, ready chan<- wire.Frame) {
 			}
 			c.handleFrame(cn, f)
 		})
+	}
+}
+
+// touch records traffic from the gateway for the liveness check.
+func (c *Client) touch(cn *conn) {
+	cn.lastRead.Store(c.clk.Now().UnixNano())
+	if c.heard != nil {
+		c.heard()
 	}
 }
 

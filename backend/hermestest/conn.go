@@ -166,6 +166,7 @@ func (c *fconn) handleLocked(line []byte) {
 		id = json.RawMessage("null")
 	}
 	c.s.methods = append(c.s.methods, f.Method)
+	c.s.notifyLocked()
 	result, rerr := c.s.callLocked(c, f.Method, f.Params)
 	if rerr != nil {
 		c.sendLocked(errorFrame(id, rerr.code, rerr.msg))
