@@ -19,7 +19,7 @@ vet:
 	test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
 unit:
-	go test -race -count=1 ./...
+	go test -race -count=1 -timeout 8m ./...
 
 desktop: build
 	@echo "desktop binary: $(BIN) $$(stat -c %s $(BIN)) bytes"

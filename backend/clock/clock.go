@@ -124,6 +124,12 @@ func (f *Fake) disarm(w *fakeWaiter) bool {
 	defer f.mu.Unlock()
 	was := w.active
 	w.active = false
+	// Like time.Timer since Go 1.23: a stopped timer delivers no stale tick.
+	select {
+	case <-w.ch:
+		was = true
+	default:
+	}
 	for i, x := range f.waiters {
 		if x == w {
 			f.waiters = append(f.waiters[:i], f.waiters[i+1:]...)

@@ -33,12 +33,16 @@ func (b Backoff) Delay(attempt int, r float64) time.Duration {
 	b = b.withDefaults()
 	ceil := b.Base
 	for i := 0; i < attempt && ceil < b.Cap; i++ {
+		if ceil > b.Cap/2 {
+			ceil = b.Cap // doubling would pass the cap (or overflow)
+			break
+		}
 		ceil *= 2
 	}
 	if ceil > b.Cap {
 		ceil = b.Cap
 	}
-	if r < 0 {
+	if !(r >= 0) { // also catches NaN
 		r = 0
 	}
 	if r >= 1 {

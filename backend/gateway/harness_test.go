@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,10 +72,12 @@ func (r *recorder) waitFor(t testing.TB, what string, cond func([]wire.Event, []
 	deadline := time.NewTimer(guard)
 	defer deadline.Stop()
 	for {
+		// Evaluate outside the lock: conditions may read the recorder.
 		r.mu.Lock()
-		ok := cond(r.events, r.statuses)
 		ch := r.changed
 		r.mu.Unlock()
+		evs, sts := r.snapshot()
+		ok := cond(evs, sts)
 		if ok {
 			return
 		}
@@ -179,6 +182,8 @@ type harness struct {
 	clk    *clock.Fake
 	cancel context.CancelFunc
 	done   chan error
+	// manual, when set, stops the harness from skipping backoff waits.
+	manual atomic.Bool
 }
 
 // start runs a client against srv on a fake clock. Backoff waits are
@@ -196,7 +201,7 @@ func start(t testing.TB, srv *hermestest.Server, mod func(*Config)) *harness {
 	}
 	cfg.OnStatus = func(s Status) {
 		h.rec.onStatus(s)
-		if s.State == StateReconnecting {
+		if s.State == StateReconnecting && !h.manual.Load() {
 			h.clk.Advance(s.NextRetry.Sub(h.clk.Now()))
 		}
 	}

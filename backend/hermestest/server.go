@@ -13,6 +13,7 @@ package hermestest
 
 import (
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"net"
@@ -64,6 +65,9 @@ type Options struct {
 	Clock clock.Clock
 	// StepDelay paces the scripted agent's frames (default 0).
 	StepDelay time.Duration
+	// TLS serves https/wss with a self-signed certificate (see
+	// Server.Certificate).
+	TLS bool
 }
 
 // Answer is one approval answer the gateway received.
@@ -101,6 +105,9 @@ type Server struct {
 	closed   bool
 	methods  []string // every method the clients called, in order
 	started  time.Time
+	upgrades []http.Header
+	// responses holds client responses to server requests, by id.
+	responses map[string]json.RawMessage
 	// withdrawn counts approvals withdrawn unanswered (no capable client,
 	// or an error response).
 	withdrawn int
@@ -150,6 +157,8 @@ func NewServer(opts Options) *Server {
 		cookies:  map[string]bool{},
 		tickets:  map[string]time.Time{},
 		changed:  make(chan struct{}),
+
+		responses: map[string]json.RawMessage{},
 	}
 	s.started = s.clk.Now()
 	mux := http.NewServeMux()
@@ -157,7 +166,11 @@ func NewServer(opts Options) *Server {
 	mux.HandleFunc("/api/status", s.serveStatus)
 	mux.HandleFunc("/auth/password-login", s.serveLogin)
 	mux.HandleFunc("/api/auth/ws-ticket", s.serveTicket)
-	s.hs = httptest.NewServer(mux)
+	if opts.TLS {
+		s.hs = httptest.NewTLSServer(mux)
+	} else {
+		s.hs = httptest.NewServer(mux)
+	}
 	s.URL = s.hs.URL
 	return s
 }
@@ -175,6 +188,22 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.hs.CloseClientConnections()
 	s.hs.Close()
+}
+
+// Certificate returns the TLS certificate (nil without Options.TLS).
+func (s *Server) Certificate() *x509.Certificate {
+	if !s.opts.TLS {
+		return nil
+	}
+	return s.hs.Certificate()
+}
+
+// UpgradeHeaders returns the request headers of every WebSocket upgrade
+// attempt, in order (accepted or not).
+func (s *Server) UpgradeHeaders() []http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]http.Header(nil), s.upgrades...)
 }
 
 // Token returns the loopback token.
@@ -422,6 +451,8 @@ var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
+	s.upgrades = append(s.upgrades, r.Header.Clone())
+	s.notifyLocked()
 	reject := s.faults.RejectUpgrade
 	s.mu.Unlock()
 	if reject != 0 {

@@ -289,12 +289,62 @@ func (s *Server) resolveLocked(fs *fsession, a *fapproval, choice, via string, n
 	s.notifyLocked()
 }
 
+// ResolveElsewhere answers a pending approval as another client would
+// (approval.respond by request id from a different connection).
+func (s *Server) ResolveElsewhere(sessionID, srqID, choice string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.sessions[sessionID]
+	if fs == nil {
+		return 0, fmt.Errorf("hermestest: no session %q", sessionID)
+	}
+	for _, a := range fs.pending {
+		if a.id == srqID {
+			s.resolveLocked(fs, a, choice, "elsewhere", true)
+			return 1, nil
+		}
+	}
+	return 0, nil
+}
+
+// SendServerRequest sends an arbitrary server request (method, params) to
+// the client attached to a session and returns its id; the client's
+// response is kept for Response.
+func (s *Server) SendServerRequest(sessionID, method string, params map[string]any) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.sessions[sessionID]
+	if fs == nil || fs.transport == nil {
+		return "", fmt.Errorf("hermestest: session %q has no attached client", sessionID)
+	}
+	s.nextSRQ++
+	id := fmt.Sprintf("srq-x%d", s.nextSRQ)
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["session_id"] = sessionID
+	raw, _ := json.Marshal(id)
+	fs.transport.sendLocked(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(raw), "method": method, "params": params})
+	return id, nil
+}
+
+// Response returns the client's whole response frame to a server request.
+func (s *Server) Response(id string) (json.RawMessage, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.responses[id]
+	return r, ok
+}
+
 // serverRequestAnsweredLocked handles a client response to a server request.
 func (s *Server) serverRequestAnsweredLocked(c *fconn, f rpcFrame) {
 	var id string
 	if json.Unmarshal(f.ID, &id) != nil {
 		return
 	}
+	whole, _ := json.Marshal(f)
+	s.responses[id] = whole
+	s.notifyLocked()
 	for _, fs := range s.sessions {
 		for _, a := range fs.pending {
 			if a.id != id {

@@ -139,9 +139,9 @@ type ApprovalPayload struct {
 	// ExpiresAt is the gateway's monotonic clock reading at which it
 	// stops waiting: comparable only with other readings of the same
 	// gateway process, never with wall time.
-	ExpiresAt float64 `json:"expires_at,omitempty"`
-	AllowSession *bool `json:"allow_session,omitempty"`
-	ToolName     string `json:"tool_name,omitempty"`
+	ExpiresAt    float64 `json:"expires_at,omitempty"`
+	AllowSession *bool   `json:"allow_session,omitempty"`
+	ToolName     string  `json:"tool_name,omitempty"`
 }
 
 // CancelPayload is request.cancel.

@@ -71,7 +71,7 @@ const (
 // know a method (older gateways answer -32601 to newer calls).
 func IsMethodNotFound(err error) bool {
 	var re *RPCError
-	return errors.As(err, &re) && re.Code == CodeMethodNotFound
+	return errors.As(err, &re) && re != nil && re.Code == CodeMethodNotFound
 }
 
 type rawFrame struct {
