@@ -138,3 +138,21 @@ func TestBadTokenStopsWithoutRetryStorm(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownEventsPassThrough: kinds Herald does not know arrive intact.
+func TestUnknownEventsPassThrough(t *testing.T) {
+	t.Parallel()
+	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	defer srv.Close()
+	h := start(t, srv, nil)
+	h.rec.waitState(t, StateConnected)
+	ref, err := h.client.CreateSession(ctxT(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Emit(ref.ID, "subagent.progress", map[string]any{"goal": "x", "task_index": 2})
+	evs := h.rec.waitKind(t, "subagent.progress", 1)
+	if evs[0].Data != nil || string(evs[0].Payload) != `{"goal":"x","task_index":2}` || evs[0].Seq == 0 {
+		t.Fatalf("unknown event = %+v payload %s", evs[0], evs[0].Payload)
+	}
+}

@@ -384,8 +384,21 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 
 	c.mu.Lock()
 	replay := c.feat.replay
+	canActivate := c.feat.capabilities == yes
 	last := s.watermark
 	c.mu.Unlock()
+	if s.stored == "" && canActivate {
+		// No durable id (a session Herald only saw in events): attach this
+		// connection to the live runtime id instead.
+		raw, err := cn.call(cctx, "session.activate", map[string]any{"session_id": s.live})
+		var r struct {
+			Open *[]openRequest `json:"open_requests"`
+		}
+		if err == nil && json.Unmarshal(raw, &r) == nil && r.Open != nil {
+			known = true
+			open = append(open, *r.Open...)
+		}
+	}
 	if replay == no {
 		resync("no-replay")
 		return missed
