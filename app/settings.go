@@ -1,0 +1,121 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+// GatewaySettings is one configured gateway. It holds no secret: tokens,
+// passwords and keys live in the OS keychain (see Secrets).
+type GatewaySettings struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	// Kind is "ws" (dashboard /api/ws) or "api" (API server /v1).
+	Kind string `json:"kind"`
+	// Auth is "token", "password" or "key" (which secret to look up).
+	Auth     string `json:"auth"`
+	Username string `json:"username,omitempty"`
+	// CAFile is an optional PEM bundle trusted for this gateway's TLS.
+	CAFile string `json:"ca_file,omitempty"`
+	// Sessions are stored session ids Herald follows on this gateway.
+	Sessions []string `json:"sessions,omitempty"`
+}
+
+// Settings is Herald's user configuration.
+type Settings struct {
+	Gateways []GatewaySettings `json:"gateways"`
+	// CloseToTray keeps Herald running in the tray when the window closes.
+	CloseToTray bool `json:"close_to_tray"`
+	// PauseNotifications silences notifications (approvals still show in
+	// the tray and window).
+	PauseNotifications bool `json:"pause_notifications"`
+	// ApprovalTimeoutSeconds is the gateways' approval timeout when they
+	// do not say (Hermes' default: 300).
+	ApprovalTimeoutSeconds int `json:"approval_timeout_seconds"`
+}
+
+// DefaultSettings is what a first run starts with.
+func DefaultSettings() Settings {
+	return Settings{CloseToTray: true, ApprovalTimeoutSeconds: 300}
+}
+
+// SettingsStore reads and writes settings.json in a directory (normally
+// os.UserConfigDir()/herald), atomically and with owner-only permissions.
+type SettingsStore struct {
+	mu  sync.Mutex
+	dir string
+}
+
+// NewSettingsStore uses dir; an empty dir means os.UserConfigDir()/herald.
+func NewSettingsStore(dir string) (*SettingsStore, error) {
+	if dir == "" {
+		base, err := os.UserConfigDir()
+		if err != nil {
+			return nil, fmt.Errorf("cannot find your configuration folder (%v): set XDG_CONFIG_HOME or HOME", err)
+		}
+		dir = filepath.Join(base, "herald")
+	}
+	return &SettingsStore{dir: dir}, nil
+}
+
+// Dir is the settings directory.
+func (s *SettingsStore) Dir() string { return s.dir }
+
+func (s *SettingsStore) path() string { return filepath.Join(s.dir, "settings.json") }
+
+// Load returns the saved settings, or the defaults on first run.
+func (s *SettingsStore) Load() (Settings, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, err := os.ReadFile(s.path())
+	if errors.Is(err, os.ErrNotExist) {
+		return DefaultSettings(), nil
+	}
+	if err != nil {
+		return DefaultSettings(), fmt.Errorf("reading settings %s failed: %v", s.path(), err)
+	}
+	st := DefaultSettings()
+	if err := json.Unmarshal(b, &st); err != nil {
+		return DefaultSettings(), fmt.Errorf("settings %s are damaged (%v): fix or delete the file", s.path(), err)
+	}
+	return st, nil
+}
+
+// Save writes settings atomically (temp file + rename), mode 0600.
+func (s *SettingsStore) Save(st Settings) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sort.SliceStable(st.Gateways, func(i, j int) bool { return st.Gateways[i].Name < st.Gateways[j].Name })
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("cannot create %s: %v", s.dir, err)
+	}
+	tmp, err := os.CreateTemp(s.dir, "settings-*.json")
+	if err != nil {
+		return fmt.Errorf("cannot write settings in %s: %v", s.dir, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing settings failed: %v", err)
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), s.path()); err != nil {
+		return fmt.Errorf("saving settings failed: %v", err)
+	}
+	return nil
+}
