@@ -119,6 +119,37 @@ func (s *Server) Sessions() []Session {
 	return out
 }
 
+// CreateSession makes a session as another client would (with its stored
+// row, no client attached) and returns its live and stored ids; a Herald
+// client can then follow it with session.resume.
+func (s *Server) CreateSession() (live, stored string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.newSessionLocked("")
+	fs.hasRow = true
+	s.notifyLocked()
+	return fs.live, fs.stored
+}
+
+// Prompt starts a turn in a session as another client would, without
+// moving the session's transport.
+func (s *Server) Prompt(sessionID, text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.sessions[sessionID]
+	if fs == nil {
+		return fmt.Errorf("hermestest: no session %q", sessionID)
+	}
+	if fs.running {
+		return fmt.Errorf("hermestest: session %q is busy", sessionID)
+	}
+	fs.running, fs.hasRow = true, true
+	fs.stop = make(chan struct{})
+	s.emitLocked(fs, "message.start", nil)
+	go s.runAgent(fs, text, fs.stop)
+	return nil
+}
+
 func (s *Server) newSessionLocked(stored string) *fsession {
 	if stored == "" {
 		stored = s.clk.Now().UTC().Format("20060102_150405_") + newID(6)

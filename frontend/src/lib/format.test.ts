@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { choiceForKey, countdown, orderedChoices, outcomeText, stateText } from "./format";
+import type { Approval } from "./types";
+
+const base: Approval = {
+  key: "k",
+  gateway: "home",
+  session: "s",
+  command: "rm -rf ./build",
+  display_command: "rm -rf ./build",
+  choices: ["once", "session", "always", "deny"],
+  received_at: "2026-12-02T10:00:00Z",
+  expires_at: "2026-12-02T10:05:00Z",
+  dialect: "event",
+  state: "pending",
+  outcome: { at: "2026-12-02T10:00:00Z" },
+};
+
+describe("countdown", () => {
+  const t0 = Date.parse("2026-12-02T10:00:00Z");
+  it.each([
+    [0, "5:00"],
+    [1, "5:00"],
+    [1000, "4:59"],
+    [299_000, "0:01"],
+    [299_999, "0:01"],
+    [300_000, "expired"],
+    [400_000, "expired"],
+  ])("at +%ims shows %s", (dt, want) => {
+    expect(countdown(base.expires_at, t0 + dt)).toBe(want);
+  });
+  it("treats an unparseable time as expired", () => {
+    expect(countdown("nonsense", t0)).toBe("expired");
+  });
+});
+
+describe("shortcuts", () => {
+  it("map keys to offered choices only", () => {
+    expect(choiceForKey("o", base.choices)).toBe("once");
+    expect(choiceForKey("D", base.choices)).toBe("deny");
+    expect(choiceForKey("a", ["once", "deny"])).toBeUndefined();
+    expect(choiceForKey("x", base.choices)).toBeUndefined();
+  });
+  it("order choices with deny last", () => {
+    expect(orderedChoices(["deny", "always", "once"])).toEqual(["once", "always", "deny"]);
+  });
+});
+
+describe("outcomeText keeps outcomes distinct", () => {
+  const cases: [Partial<Approval>, string][] = [
+    [{}, "Waiting for you"],
+    [{ uncertain: true }, "May still be pending"],
+    [{ last_error: "not connected" }, "Not sent: not connected"],
+    [{ state: "answering", outcome: { at: "", choice: "once" } }, "Sending “Allow once”…"],
+    [{ state: "resolved", outcome: { at: "", choice: "deny", surface: "tray" } }, "Deny — confirmed by the gateway (from tray)"],
+    [{ state: "expired" }, "Timed out — the command did not run"],
+    [{ state: "cancelled", outcome: { at: "", reason: "resolved_elsewhere" } }, "Settled elsewhere"],
+    [{ state: "cancelled", outcome: { at: "", reason: "interrupted" } }, "Turn interrupted"],
+    [{ state: "failed", outcome: { at: "", error: "bad" } }, "Cannot be answered here: bad"],
+  ];
+  it.each(cases)("%j", (patch, want) => {
+    expect(outcomeText({ ...base, ...patch } as Approval)).toBe(want);
+  });
+  it("never shows a timeout as a deny", () => {
+    expect(outcomeText({ ...base, state: "expired" })).not.toMatch(/deny/i);
+  });
+});
+
+describe("stateText", () => {
+  it("names auth failures as an action", () => {
+    expect(stateText("auth_failed")).toBe("Sign in again");
+    expect(stateText("weird")).toBe("weird");
+  });
+});

@@ -1,0 +1,83 @@
+// Pure display helpers, unit-tested in format.test.ts.
+import type { Approval, Choice } from "./types";
+
+/** Labels for the choices a gateway may offer, in display order. */
+export const choiceLabels: Record<Choice, string> = {
+  once: "Allow once",
+  session: "Allow for session",
+  always: "Always allow",
+  deny: "Deny",
+};
+
+/** Keyboard shortcuts on the approval sheet. */
+export const shortcuts: Record<string, Choice> = { o: "once", s: "session", a: "always", d: "deny" };
+
+/** The choice a key press selects, if the request offers it. */
+export function choiceForKey(key: string, offered: string[]): Choice | undefined {
+  const c = shortcuts[key.toLowerCase()];
+  return c && offered.includes(c) ? c : undefined;
+}
+
+/** Offered choices in Herald's display order (deny last). */
+export function orderedChoices(offered: string[]): Choice[] {
+  return (Object.keys(choiceLabels) as Choice[]).filter((c) => offered.includes(c));
+}
+
+/** m:ss until expiry, "expired" at or after it. */
+export function countdown(expiresAt: string, now: number): string {
+  const ms = Date.parse(expiresAt) - now;
+  if (!(ms > 0)) return "expired";
+  const s = Math.ceil(ms / 1000);
+  const m = Math.floor(s / 60);
+  return `${m}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** What happened to a request, for people; distinct outcomes stay distinct. */
+export function outcomeText(a: Approval): string {
+  const o = a.outcome;
+  switch (a.state) {
+    case "pending":
+      return a.last_error ? `Not sent: ${a.last_error}` : a.uncertain ? "May still be pending" : "Waiting for you";
+    case "answering":
+      return `Sending “${label(o.choice)}”…`;
+    case "resolved":
+      return `${label(o.choice)} — confirmed by the gateway${o.surface ? ` (from ${o.surface})` : ""}`;
+    case "expired":
+      return "Timed out — the command did not run";
+    case "cancelled":
+      switch (o.reason) {
+        case "resolved_elsewhere":
+          return "Settled elsewhere";
+        case "interrupted":
+          return "Turn interrupted";
+        case "session_closed":
+          return "Session closed";
+        case "dismissed":
+          return "Dismissed";
+        default:
+          return `Withdrawn by the gateway${o.detail ? ` (${o.detail})` : ""}`;
+      }
+    case "failed":
+      return `Cannot be answered here: ${o.error ?? "unknown error"}`;
+  }
+}
+
+function label(c?: string): string {
+  return (c && choiceLabels[c as Choice]) || c || "";
+}
+
+/** Human text for a gateway connection state. */
+export function stateText(state: string): string {
+  return (
+    {
+      idle: "Not started",
+      connecting: "Connecting…",
+      syncing: "Catching up…",
+      connected: "Connected",
+      reconnecting: "Reconnecting…",
+      auth_failed: "Sign in again",
+      config_error: "Check settings",
+      stopped: "Stopped",
+    }[state] ?? state
+  );
+}

@@ -1,0 +1,103 @@
+// Shapes of what app/ sends (see app/snapshot.go). Times are RFC 3339.
+
+export type Choice = "once" | "session" | "always" | "deny";
+
+export interface Outcome {
+  choice?: string;
+  surface?: string;
+  at: string;
+  reason?: string;
+  detail?: string;
+  error?: string;
+}
+
+export interface Approval {
+  key: string;
+  gateway: string;
+  session: string;
+  stored_session?: string;
+  command: string;
+  display_command: string;
+  description?: string;
+  choices: string[];
+  received_at: string;
+  expires_at: string;
+  dialect: string;
+  state: "pending" | "answering" | "resolved" | "cancelled" | "expired" | "failed";
+  uncertain?: boolean;
+  outcome: Outcome;
+  last_error?: string;
+}
+
+export interface SessionView {
+  gateway: string;
+  id: string;
+  stored_id?: string;
+  title?: string;
+  model?: string;
+  running: boolean;
+  tool?: string;
+  status?: string;
+  last_text?: string;
+  tokens?: number;
+}
+
+export interface GatewayView {
+  name: string;
+  url: string;
+  kind: string;
+  state: string;
+  error?: string;
+  may_have_missed_events: boolean;
+  missed_reason?: string;
+  version?: string;
+}
+
+export interface Snapshot {
+  version: string;
+  gateways: GatewayView[];
+  sessions: SessionView[];
+  approvals: Approval[];
+  recent: Approval[];
+  notifications_paused: boolean;
+  secrets_session_only: boolean;
+  autostart: boolean;
+  now: string;
+}
+
+export interface HistoryEntry {
+  key: string;
+  gateway: string;
+  session: string;
+  command: string;
+  state: string;
+  choice?: string;
+  surface?: string;
+  reason?: string;
+  error?: string;
+  at: string;
+}
+
+export interface AddGatewayRequest {
+  name: string;
+  url: string;
+  auth: "token" | "password" | "none";
+  token?: string;
+  username?: string;
+  password?: string;
+  ca_file?: string;
+}
+
+export interface ProbeResult {
+  reachable: boolean;
+  auth_required: boolean;
+  suggested_auth: "token" | "password";
+  version?: string;
+  error?: string;
+}
+
+export interface TestResult {
+  ok: boolean;
+  stage: string; // http | websocket | handshake
+  message: string;
+}
