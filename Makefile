@@ -2,7 +2,7 @@
 TAGS := desktop,production,webkit2_41
 BIN  := build/bin/herald
 
-.PHONY: deps run build test vet unit desktop bench
+.PHONY: deps run build frontend test vet unit ui-test desktop bench
 
 deps:
 	./scripts/deps.sh
@@ -11,21 +11,27 @@ deps:
 run: deps build
 	./$(BIN)
 
-build:
+frontend:
+	cd frontend && npm ci --no-audit --no-fund && npm run build
+
+build: frontend
 	go build -tags $(TAGS) -trimpath -ldflags "-s -w" -o $(BIN) .
 
 vet:
 	go vet ./...
-	test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './frontend/*'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
 unit:
 	go test -race -count=1 -timeout 8m ./...
+
+ui-test: frontend
+	cd frontend && npm test
 
 desktop: build
 	@echo "desktop binary: $(BIN) $$(stat -c %s $(BIN)) bytes"
 
 # The whole test suite: what CI runs.
-test: deps vet unit desktop
+test: deps vet unit ui-test desktop
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./backend/...

@@ -1,41 +1,494 @@
 // Package app is the only package in Herald that knows about Wails. It adapts
-// the plain-Go backend and approval inbox to bound methods and events, with
-// every Wails runtime call behind the Platform interface so it can be tested.
+// the service core (gateway channels, approval inbox) to methods bound to the
+// window, pushes batched snapshots to it, and drives notifications and the
+// tray. Every Wails runtime call sits behind the Platform interface, so the
+// adapter is tested with a fake.
 package app
 
 import (
 	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
 	"sync"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/service"
 )
 
-// Platform is the seam over Wails' runtime package. The real implementation
-// lives in wails.go; tests pass a fake. Calling Wails runtime functions with
-// a context that did not come from Wails kills the process, so nothing else
-// in Herald may call them directly.
-type Platform interface {
-	EmitEvent(name string, data ...any)
-	ShowWindow()
+// Events the window listens to.
+const (
+	EventSnapshot     = "herald:snapshot"
+	EventOpenApproval = "herald:open-approval"
+)
+
+// Deps are what the App is built from.
+type Deps struct {
+	Version   string
+	Clock     clock.Clock
+	Settings  *SettingsStore
+	Secrets   *Secrets
+	Store     approval.Store
+	Autostart Autostart
+	Logger    *slog.Logger
+	// NewTray starts the tray once the app runs; nil runs without one.
+	NewTray func(TrayActions) (Tray, error)
+	// Control is the control socket path ("" for none).
+	Control string
 }
 
 // App is the object bound to the frontend.
 type App struct {
+	d      Deps
+	svc    *service.Service
+	notify *notifier
+	batch  *Batcher
+	log    *slog.Logger
+
 	mu       sync.Mutex
 	platform Platform
-	version  string
+	tray     Tray
+	settings Settings
+	ctx      context.Context
+	cancel   context.CancelFunc
+	warnings []string
 }
 
-// New returns an App. The platform is attached at Wails start-up.
-func New(version string) *App { return &App{version: version} }
+// New builds the App and its service; gateways start on Start.
+func New(d Deps) *App {
+	if d.Clock == nil {
+		d.Clock = clock.Real{}
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	a := &App{d: d, notify: newNotifier(d.Clock), log: d.Logger}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.batch = NewBatcher(d.Clock, 100*time.Millisecond, a.push)
+	a.svc = service.New(service.Config{
+		Clock:      d.Clock,
+		Store:      d.Store,
+		Logger:     d.Logger,
+		Timeout:    a.timeout,
+		OnEvent:    a.notify.event,
+		OnApproval: a.notify.approval,
+		OnChange:   a.batch.Poke,
+	})
+	return a
+}
 
-// Attach installs the platform once Wails has started.
+// Service is the core the App drives.
+func (a *App) Service() *service.Service { return a.svc }
+
+func (a *App) timeout(string) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return time.Duration(a.settings.ApprovalTimeoutSeconds) * time.Second
+}
+
+// Start loads settings and connects to every configured gateway. It works
+// without a window (tests, --hidden start before Wails is up).
+func (a *App) Start() error {
+	st, err := a.d.Settings.Load()
+	if err != nil {
+		a.warn(err.Error())
+	}
+	a.mu.Lock()
+	a.settings = st
+	a.mu.Unlock()
+	a.notify.setPaused(st.PauseNotifications)
+	for _, g := range st.Gateways {
+		if err := a.connect(g); err != nil {
+			a.warn(fmt.Sprintf("gateway %s: %v", g.Name, err))
+		}
+	}
+	if a.d.Control != "" {
+		if err := a.svc.ServeControl(a.ctx, a.d.Control); err != nil {
+			a.warn(err.Error())
+		}
+	}
+	return nil
+}
+
+func (a *App) warn(msg string) {
+	a.log.Warn(msg)
+	a.mu.Lock()
+	a.warnings = append(a.warnings, msg)
+	a.mu.Unlock()
+	a.batch.Poke()
+}
+
+// gatewayConfig builds a channel config from settings and the keychain.
+func (a *App) gatewayConfig(g GatewaySettings) (gateway.Config, error) {
+	cfg := gateway.Config{Name: g.Name, URL: g.URL, Username: g.Username, Logger: a.log}
+	var err error
+	switch g.Auth {
+	case "token":
+		cfg.Token, err = a.d.Secrets.Get(g.Name, "token")
+	case "password":
+		cfg.Password, err = a.d.Secrets.Get(g.Name, "password")
+	}
+	if err != nil {
+		return cfg, err
+	}
+	if g.CAFile != "" {
+		pem, err := os.ReadFile(g.CAFile)
+		if err != nil {
+			return cfg, fmt.Errorf("cannot read the CA file %s: %v", g.CAFile, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return cfg, fmt.Errorf("%s holds no PEM certificate", g.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}
+
+func (a *App) connect(g GatewaySettings) error {
+	cfg, err := a.gatewayConfig(g)
+	if err != nil {
+		return err
+	}
+	c, err := a.svc.AddGateway(cfg)
+	if err != nil {
+		return err
+	}
+	go func() {
+		// Follow the sessions the user chose once connected.
+		for _, id := range g.Sessions {
+			for a.ctx.Err() == nil {
+				if c.Status().State == gateway.StateConnected {
+					break
+				}
+				t := a.d.Clock.NewTimer(500 * time.Millisecond)
+				<-t.C()
+			}
+			if _, err := c.AttachSession(a.ctx, id); err != nil {
+				a.warn(fmt.Sprintf("following session %s on %s: %v", id, g.Name, err))
+			}
+		}
+	}()
+	return nil
+}
+
+// Attach installs the platform (Wails runtime, or a fake in tests).
 func (a *App) Attach(p Platform) {
 	a.mu.Lock()
 	a.platform = p
 	a.mu.Unlock()
+	a.notify.attach(p)
+	p.OnNotificationAction(a.onNotificationAction)
+	a.batch.Poke()
 }
 
 // Startup is Wails' OnStartup hook.
-func (a *App) Startup(ctx context.Context) { a.Attach(wailsPlatform{ctx: ctx}) }
+func (a *App) Startup(ctx context.Context) {
+	a.Attach(newWailsPlatform(ctx))
+	if a.d.NewTray != nil {
+		t, err := a.d.NewTray(a)
+		if err != nil {
+			a.warn("no system tray: " + err.Error())
+		} else {
+			a.mu.Lock()
+			a.tray = t
+			a.mu.Unlock()
+		}
+	}
+	a.push()
+}
 
-// Version is bound to the frontend.
-func (a *App) Version() string { return a.version }
+// Shutdown is Wails' OnShutdown hook.
+func (a *App) Shutdown(context.Context) { a.Close() }
+
+// Close stops everything.
+func (a *App) Close() {
+	a.batch.Stop()
+	a.cancel()
+	a.svc.Close()
+	a.mu.Lock()
+	t := a.tray
+	a.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
+}
+
+// SecondInstance raises the window when Herald is launched again; the
+// second process opens no gateway connection.
+func (a *App) SecondInstance() {
+	if p := a.plat(); p != nil {
+		p.ShowWindow()
+	}
+}
+
+func (a *App) plat() Platform {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.platform
+}
+
+// push sends one snapshot to the window and redraws the tray.
+func (a *App) push() {
+	s := a.Snapshot()
+	if p := a.plat(); p != nil {
+		p.Emit(EventSnapshot, s)
+	}
+	a.mu.Lock()
+	t := a.tray
+	a.mu.Unlock()
+	if t != nil {
+		t.Update(trayModel(s))
+	}
+}
+
+func (a *App) onNotificationAction(id, action string) {
+	switch action {
+	case "once", "deny":
+		ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+		defer cancel()
+		if err := a.svc.Answer(ctx, id, action, "notification", false); err != nil {
+			a.warn(err.Error())
+		}
+	default:
+		a.openApproval(id)
+	}
+}
+
+func (a *App) openApproval(key string) {
+	if p := a.plat(); p != nil {
+		p.ShowWindow()
+		p.Emit(EventOpenApproval, key)
+	}
+}
+
+// TrayAnswer answers from the tray menu.
+func (a *App) TrayAnswer(key, choice string) {
+	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	defer cancel()
+	if err := a.svc.Answer(ctx, key, choice, "tray", false); err != nil {
+		a.warn(err.Error())
+	}
+}
+
+// TrayOpen opens an approval's sheet.
+func (a *App) TrayOpen(key string) { a.openApproval(key) }
+
+// TrayReconnect reconnects every gateway now.
+func (a *App) TrayReconnect() {
+	for _, n := range a.svc.Pool().Names() {
+		a.svc.Reconnect(n)
+	}
+}
+
+// TrayTogglePause flips "pause notifications".
+func (a *App) TrayTogglePause() {
+	a.mu.Lock()
+	p := !a.settings.PauseNotifications
+	a.mu.Unlock()
+	a.SetPauseNotifications(p)
+}
+
+// TrayShow raises the window.
+func (a *App) TrayShow() {
+	if p := a.plat(); p != nil {
+		p.ShowWindow()
+	}
+}
+
+// TrayQuit quits Herald.
+func (a *App) TrayQuit() {
+	if p := a.plat(); p != nil {
+		p.Quit()
+	}
+}
+
+// ---- methods bound to the window ----
+
+// Snapshot is the window's whole state; it pulls one on load and then
+// follows EventSnapshot.
+func (a *App) Snapshot() Snapshot {
+	v := a.svc.View()
+	a.mu.Lock()
+	st := a.settings
+	warnings := append([]string(nil), a.warnings...)
+	a.mu.Unlock()
+	auto, _ := a.d.Autostart.Enabled()
+	s := Snapshot{
+		Version:             a.d.Version,
+		Now:                 v.At,
+		Sessions:            v.Sessions,
+		NotificationsPaused: st.PauseNotifications,
+		SecretsSessionOnly:  a.d.Secrets != nil && a.d.Secrets.SessionOnly(),
+		Autostart:           auto,
+		Warnings:            warnings,
+		AuditError:          v.AuditError,
+	}
+	urls := map[string]string{}
+	for _, g := range st.Gateways {
+		urls[g.Name] = g.URL
+	}
+	for _, g := range v.Gateways {
+		s.Gateways = append(s.Gateways, GatewayView{
+			Name: g.Gateway, URL: urls[g.Gateway], Kind: "ws", State: string(g.State), Error: g.Err,
+			MayHaveMissedEvents: g.MayHaveMissedEvents, MissedReason: g.MissedReason, Version: g.Version,
+		})
+	}
+	for _, r := range v.Approvals {
+		s.Approvals = append(s.Approvals, approvalView(r))
+	}
+	for i, r := range v.Recent {
+		if i == 20 {
+			break
+		}
+		s.Recent = append(s.Recent, approvalView(r))
+	}
+	return s
+}
+
+// Answer sends the user's choice from the window.
+func (a *App) Answer(key, choice string, confirmAlways bool) error {
+	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	defer cancel()
+	return a.svc.Answer(ctx, key, choice, "window", confirmAlways)
+}
+
+// Dismiss ends an uncertain request without sending anything.
+func (a *App) Dismiss(key string) error { return a.svc.Dismiss(key, "window") }
+
+// Reconnect reconnects one gateway now.
+func (a *App) Reconnect(name string) error { return a.svc.Reconnect(name) }
+
+// History lists the audit log, newest last.
+func (a *App) History(limit int, gatewayName string) ([]approval.Entry, error) {
+	return a.svc.History(approval.Filter{Limit: limit, Gateway: gatewayName})
+}
+
+// SetPauseNotifications silences or resumes notifications.
+func (a *App) SetPauseNotifications(p bool) error {
+	a.notify.setPaused(p)
+	err := a.updateSettings(func(s *Settings) { s.PauseNotifications = p })
+	a.batch.Poke()
+	return err
+}
+
+// SetAutostart turns start-at-login on or off; the snapshot then reports
+// what the OS says.
+func (a *App) SetAutostart(on bool) error {
+	err := a.d.Autostart.Set(on)
+	a.batch.Poke()
+	return err
+}
+
+func (a *App) updateSettings(fn func(*Settings)) error {
+	a.mu.Lock()
+	fn(&a.settings)
+	st := a.settings
+	a.mu.Unlock()
+	return a.d.Settings.Save(st)
+}
+
+// ProbeGateway asks GET /api/status which sign-in a gateway wants.
+func (a *App) ProbeGateway(url string) ProbeResult {
+	c, err := gateway.New(gateway.Config{URL: url})
+	if err != nil {
+		return ProbeResult{Error: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+	defer cancel()
+	info, err := c.Probe(ctx)
+	if err != nil {
+		return ProbeResult{Error: err.Error()}
+	}
+	r := ProbeResult{Reachable: true, AuthRequired: info.AuthRequired, Version: info.Version, SuggestedAuth: "token"}
+	if info.AuthRequired {
+		r.SuggestedAuth = "password"
+	}
+	return r
+}
+
+// TestGateway checks a gateway end to end: HTTP, the WebSocket upgrade and
+// the gateway.ready handshake, with the credentials given.
+func (a *App) TestGateway(req AddGatewayRequest) TestResult {
+	cfg := gateway.Config{Name: "test", URL: req.URL, Token: req.Token, Username: req.Username, Password: req.Password}
+	if req.Auth != "token" {
+		cfg.Token = ""
+	}
+	if req.Auth != "password" {
+		cfg.Password = ""
+	}
+	if req.CAFile != "" {
+		g, err := a.gatewayConfig(GatewaySettings{Name: "test", URL: req.URL, CAFile: req.CAFile})
+		if err != nil {
+			return TestResult{Stage: "tls", Message: err.Error()}
+		}
+		cfg.RootCAs = g.RootCAs
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 15*time.Second)
+	defer cancel()
+	st, err := gateway.Check(ctx, cfg)
+	if err != nil {
+		return TestResult{Stage: st, Message: err.Error()}
+	}
+	return TestResult{OK: true, Stage: "handshake", Message: "Connected: the gateway answered over WebSocket"}
+}
+
+// AddGateway saves a gateway (its secret to the keychain) and connects.
+func (a *App) AddGateway(req AddGatewayRequest) error {
+	req.Name = strings.TrimSpace(req.Name)
+	if req.Name == "" {
+		return errors.New("give the gateway a name")
+	}
+	g := GatewaySettings{Name: req.Name, URL: strings.TrimSpace(req.URL), Kind: "ws", Auth: req.Auth, Username: req.Username, CAFile: req.CAFile}
+	a.mu.Lock()
+	for _, x := range a.settings.Gateways {
+		if x.Name == g.Name {
+			a.mu.Unlock()
+			return fmt.Errorf("a gateway named %q already exists; pick another name or remove it first", g.Name)
+		}
+	}
+	a.mu.Unlock()
+	var secretErr error
+	switch req.Auth {
+	case "token":
+		secretErr = a.d.Secrets.Set(g.Name, "token", req.Token)
+	case "password":
+		secretErr = a.d.Secrets.Set(g.Name, "password", req.Password)
+	}
+	if secretErr != nil && !errors.Is(secretErr, ErrNoKeychain) {
+		return secretErr
+	}
+	if err := a.updateSettings(func(s *Settings) { s.Gateways = append(s.Gateways, g) }); err != nil {
+		return err
+	}
+	if err := a.connect(g); err != nil {
+		return err
+	}
+	if secretErr != nil {
+		a.warn(secretErr.Error())
+	}
+	return nil
+}
+
+// RemoveGateway disconnects a gateway and forgets it and its secrets.
+func (a *App) RemoveGateway(name string) error {
+	a.svc.RemoveGateway(name)
+	for _, k := range []string{"token", "password"} {
+		a.d.Secrets.Delete(name, k)
+	}
+	return a.updateSettings(func(s *Settings) {
+		out := s.Gateways[:0]
+		for _, g := range s.Gateways {
+			if g.Name != name {
+				out = append(out, g)
+			}
+		}
+		s.Gateways = out
+	})
+}

@@ -14,5 +14,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+if ! command -v npm >/dev/null; then
+  echo "deps: installing nodejs npm"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
+fi
 command -v go >/dev/null || { echo "deps: Go 1.26 is required (https://go.dev/dl/); install it and re-run" >&2; exit 1; }
 go mod download

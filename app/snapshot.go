@@ -1,0 +1,111 @@
+package app
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/service"
+)
+
+// Snapshot is what the window shows (see frontend/src/lib/types.ts).
+type Snapshot struct {
+	Version             string                `json:"version"`
+	Now                 time.Time             `json:"now"`
+	Gateways            []GatewayView         `json:"gateways"`
+	Sessions            []service.SessionView `json:"sessions"`
+	Approvals           []ApprovalView        `json:"approvals"`
+	Recent              []ApprovalView        `json:"recent"`
+	NotificationsPaused bool                  `json:"notifications_paused"`
+	SecretsSessionOnly  bool                  `json:"secrets_session_only"`
+	Autostart           bool                  `json:"autostart"`
+	Warnings            []string              `json:"warnings,omitempty"`
+	AuditError          string                `json:"audit_error,omitempty"`
+}
+
+// GatewayView is one gateway's connection.
+type GatewayView struct {
+	Name                string `json:"name"`
+	URL                 string `json:"url"`
+	Kind                string `json:"kind"`
+	State               string `json:"state"`
+	Error               string `json:"error,omitempty"`
+	MayHaveMissedEvents bool   `json:"may_have_missed_events"`
+	MissedReason        string `json:"missed_reason,omitempty"`
+	Version             string `json:"version,omitempty"`
+}
+
+// ApprovalView is an approval request for the window.
+type ApprovalView struct {
+	approval.Request
+	ID             string `json:"id"` // short id, as the terminal shows it
+	DisplayCommand string `json:"display_command"`
+}
+
+func approvalView(r approval.Request) ApprovalView {
+	return ApprovalView{Request: r, ID: service.ShortKey(r.Key), DisplayCommand: r.DisplayCommand()}
+}
+
+// AddGatewayRequest is the "Add gateway" form.
+type AddGatewayRequest struct {
+	Name     string `json:"name"`
+	URL      string `json:"url"`
+	Auth     string `json:"auth"` // token | password | none
+	Token    string `json:"token,omitempty"`
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+	CAFile   string `json:"ca_file,omitempty"`
+}
+
+// ProbeResult is what GET /api/status said.
+type ProbeResult struct {
+	Reachable     bool   `json:"reachable"`
+	AuthRequired  bool   `json:"auth_required"`
+	SuggestedAuth string `json:"suggested_auth"`
+	Version       string `json:"version,omitempty"`
+	Error         string `json:"error,omitempty"`
+}
+
+// TestResult is the outcome of "Test" in the Add gateway form.
+type TestResult struct {
+	OK      bool   `json:"ok"`
+	Stage   string `json:"stage"`
+	Message string `json:"message"`
+}
+
+// trayModel derives the tray from a snapshot.
+func trayModel(s Snapshot) TrayModel {
+	m := TrayModel{NotificationsPause: s.NotificationsPaused}
+	connected := 0
+	for _, g := range s.Gateways {
+		if g.State == "connected" {
+			connected++
+		}
+	}
+	switch {
+	case len(s.Approvals) > 0:
+		m.State = TrayPending
+	case connected > 0:
+		m.State = TrayConnected
+	default:
+		m.State = TrayDisconnected
+	}
+	m.Tooltip = fmt.Sprintf("Herald: %d of %d gateways connected, %d approvals pending", connected, len(s.Gateways), len(s.Approvals))
+	for _, r := range s.Approvals {
+		label := r.DisplayCommand
+		if len(label) > 48 {
+			label = label[:48] + "…"
+		}
+		m.Pending = append(m.Pending, TrayApproval{Key: r.Key, Label: r.Gateway + ": " + label, CanOnce: r.Offers(approval.ChoiceOnce)})
+	}
+	for _, ss := range s.Sessions {
+		if ss.Running {
+			what := ss.Tool
+			if what == "" {
+				what = "running"
+			}
+			m.Runs = append(m.Runs, ss.Gateway+"/"+ss.ID+": "+what)
+		}
+	}
+	return m
+}

@@ -1,0 +1,102 @@
+package app
+
+import (
+	"sync"
+
+	"fyne.io/systray"
+)
+
+// systrayTray is the tray over fyne.io/systray (StatusNotifierItem over
+// D-Bus on Linux, no GTK). systray is process-global, so there is one.
+type systrayTray struct {
+	act  TrayActions
+	end  func()
+	mu   sync.Mutex
+	last *TrayModel
+	gen  chan struct{} // closed when the menu is rebuilt
+}
+
+// NewSystrayTray starts the tray icon; the menu follows Update.
+func NewSystrayTray(act TrayActions) (Tray, error) {
+	t := &systrayTray{act: act, gen: make(chan struct{})}
+	ready := make(chan struct{})
+	start, end := systray.RunWithExternalLoop(func() { close(ready) }, func() {})
+	t.end = end
+	start()
+	<-ready
+	systray.SetTitle("Herald")
+	systray.SetIcon(trayIcon(TrayDisconnected))
+	systray.SetOnTapped(act.TrayShow)
+	return t, nil
+}
+
+func (t *systrayTray) Stop() { t.end() }
+
+// Update redraws only when the model changed.
+func (t *systrayTray) Update(m TrayModel) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.last != nil && sameTray(*t.last, m) {
+		return
+	}
+	t.last = &m
+	close(t.gen)
+	t.gen = make(chan struct{})
+	gen := t.gen
+
+	systray.SetIcon(trayIcon(m.State))
+	systray.SetTooltip(m.Tooltip)
+	systray.ResetMenu()
+	on := func(item *systray.MenuItem, fn func()) {
+		go func() {
+			for {
+				select {
+				case <-item.ClickedCh:
+					fn()
+				case <-gen:
+					return
+				}
+			}
+		}()
+	}
+	if len(m.Pending) == 0 {
+		systray.AddMenuItem("No approvals pending", "").Disable()
+	}
+	for _, p := range m.Pending {
+		p := p
+		parent := systray.AddMenuItem(p.Label, "Pending approval")
+		if p.CanOnce {
+			on(parent.AddSubMenuItem("Allow once", ""), func() { t.act.TrayAnswer(p.Key, "once") })
+		}
+		on(parent.AddSubMenuItem("Deny", ""), func() { t.act.TrayAnswer(p.Key, "deny") })
+		on(parent.AddSubMenuItem("Open…", ""), func() { t.act.TrayOpen(p.Key) })
+	}
+	if len(m.Runs) > 0 {
+		systray.AddSeparator()
+		for _, r := range m.Runs {
+			systray.AddMenuItem(r, "Active run").Disable()
+		}
+	}
+	systray.AddSeparator()
+	on(systray.AddMenuItem("Reconnect", "Reconnect every gateway now"), t.act.TrayReconnect)
+	on(systray.AddMenuItemCheckbox("Pause notifications", "", m.NotificationsPause), t.act.TrayTogglePause)
+	on(systray.AddMenuItem("Open Herald", ""), t.act.TrayShow)
+	on(systray.AddMenuItem("Quit", ""), t.act.TrayQuit)
+}
+
+func sameTray(a, b TrayModel) bool {
+	if a.State != b.State || a.Tooltip != b.Tooltip || a.NotificationsPause != b.NotificationsPause || len(a.Pending) != len(b.Pending) || len(a.Runs) != len(b.Runs) {
+		return false
+	}
+	for i := range a.Pending {
+		if a.Pending[i] != b.Pending[i] {
+			return false
+		}
+	}
+	for i := range a.Runs {
+		if a.Runs[i] != b.Runs[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,482 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/clock"
+)
+
+// Defaults for Options.
+const (
+	// DefaultTimeout is Hermes' default approvals.timeout.
+	DefaultTimeout = 300 * time.Second
+	// DefaultKeep is how long ended requests stay in the inbox.
+	DefaultKeep = 24 * time.Hour
+)
+
+// Answerer sends answers to one gateway; *gateway.Client satisfies it.
+type Answerer interface {
+	// RespondApproval answers the event form and returns how many pending
+	// approvals the gateway resolved (0: nothing was pending any more).
+	RespondApproval(ctx context.Context, sessionID, choice, requestID string) (int, error)
+	// RespondServerRequest answers the server-request form; nil means the
+	// response frame was written.
+	RespondServerRequest(ctx context.Context, requestID, choice string) error
+}
+
+// Options configures an Inbox.
+type Options struct {
+	// Clock drives expiry and time stamps (default clock.Real).
+	Clock clock.Clock
+	// Store receives an audit entry for every arrival and state change;
+	// nil keeps no log.
+	Store Store
+	// Answerers returns the Answerer for a gateway, false when Herald is
+	// not connected to it.
+	Answerers func(gateway string) (Answerer, bool)
+	// Timeout returns a gateway's approvals.timeout; nil or a result <= 0
+	// means DefaultTimeout.
+	Timeout func(gateway string) time.Duration
+	// Keep is how long ended requests stay in the inbox (default
+	// DefaultKeep); the Store keeps its own, longer history.
+	Keep time.Duration
+	// Notify receives every change, in order. It may call the Inbox.
+	Notify func(Change)
+}
+
+// ChangeKind says what happened to a request.
+type ChangeKind string
+
+const (
+	// ChangeArrived is a new request.
+	ChangeArrived ChangeKind = "arrived"
+	// ChangeUpdated is a change of state, flags or error.
+	ChangeUpdated ChangeKind = "updated"
+	// ChangeRemoved is an ended request leaving the inbox after Keep.
+	ChangeRemoved ChangeKind = "removed"
+)
+
+// Change is one notification: the request as it is after the change.
+type Change struct {
+	Kind    ChangeKind
+	At      time.Time
+	Request Request
+}
+
+// Snapshot is the whole inbox for a UI.
+type Snapshot struct {
+	At time.Time
+	// Requests are all requests in the inbox, live and ended, by ReceivedAt.
+	Requests []Request
+	// AuditError is why the audit log could not be written, if it failed
+	// most recently; approvals keep working without it.
+	AuditError string
+}
+
+// ending is a final state with its outcome.
+type ending struct {
+	state State
+	out   Outcome
+}
+
+type item struct {
+	Request
+	seq uint64
+	// toolSeen: the event form's tool.complete has been matched to it.
+	toolSeen bool
+	// hint is what the gateway reported while an answer was in flight; it
+	// decides the outcome once the send returns.
+	hint *ending
+}
+
+// Inbox holds approval requests from all gateways. It is safe for
+// concurrent use. Call Close when done.
+type Inbox struct {
+	clk       clock.Clock
+	store     Store
+	answerers func(string) (Answerer, bool)
+	timeout   func(string) time.Duration
+	keep      time.Duration
+	notify    func(Change)
+
+	mu       sync.Mutex
+	items    map[string]*item
+	seq      uint64
+	arrivals map[string]int // per event-form session: arrivals so far
+	timer    clock.Timer
+	armed    time.Time // deadline the timer is set for; zero when stopped
+	out      []Change  // changes not yet recorded and notified
+	draining bool
+	auditErr string
+
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// New returns an inbox and starts its expiry timer.
+func New(opt Options) *Inbox {
+	in := &Inbox{
+		clk:       opt.Clock,
+		store:     opt.Store,
+		answerers: opt.Answerers,
+		timeout:   opt.Timeout,
+		keep:      opt.Keep,
+		notify:    opt.Notify,
+		items:     map[string]*item{},
+		arrivals:  map[string]int{},
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	if in.clk == nil {
+		in.clk = clock.Real{}
+	}
+	if in.answerers == nil {
+		in.answerers = func(string) (Answerer, bool) { return nil, false }
+	}
+	if in.keep <= 0 {
+		in.keep = DefaultKeep
+	}
+	in.timer = in.clk.NewTimer(time.Hour)
+	in.timer.Stop()
+	go in.run()
+	return in
+}
+
+// Close stops the expiry timer. It does not close the Store.
+func (in *Inbox) Close() {
+	in.closeOnce.Do(func() {
+		close(in.stop)
+		<-in.done
+		in.timer.Stop()
+	})
+}
+
+func (in *Inbox) run() {
+	defer close(in.done)
+	for {
+		select {
+		case <-in.stop:
+			return
+		case <-in.timer.C():
+			in.do(func(time.Time) { in.armed = time.Time{} })
+		}
+	}
+}
+
+// do runs fn under the lock after expiring what is due, re-arms the timer
+// and then delivers the changes.
+func (in *Inbox) do(fn func(now time.Time)) {
+	in.mu.Lock()
+	now := in.clk.Now()
+	in.sweepLocked(now)
+	fn(now)
+	in.rearmLocked(now)
+	in.mu.Unlock()
+	in.flush()
+}
+
+// sweepLocked expires pending requests past their deadline and forgets
+// ended ones (see forgetAt).
+func (in *Inbox) sweepLocked(now time.Time) {
+	var due []*item
+	for _, it := range in.items {
+		if (it.State == StatePending && !now.Before(it.ExpiresAt)) || (!it.State.Live() && !now.Before(in.forgetAt(it))) {
+			due = append(due, it)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool { return due[i].seq < due[j].seq })
+	for _, it := range due {
+		if it.State == StatePending {
+			in.endLocked(it, ending{StateExpired, Outcome{Detail: "no answer before the gateway's timeout"}}, now)
+			continue
+		}
+		delete(in.items, it.Key)
+		in.emitLocked(ChangeRemoved, it, now)
+	}
+}
+
+// forgetAt is when an ended request leaves the inbox: Keep after it ended,
+// and never before Keep after the gateway stopped waiting, so that a late
+// re-delivery finds it rather than creating it anew.
+func (in *Inbox) forgetAt(it *item) time.Time {
+	if it.ExpiresAt.After(it.Outcome.At) {
+		return it.ExpiresAt.Add(in.keep)
+	}
+	return it.Outcome.At.Add(in.keep)
+}
+
+func (in *Inbox) rearmLocked(now time.Time) {
+	var next time.Time
+	for _, it := range in.items {
+		at := in.forgetAt(it)
+		switch {
+		case it.State == StatePending:
+			at = it.ExpiresAt
+		case it.State == StateAnswering:
+			continue
+		}
+		if next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	switch {
+	case next.Equal(in.armed):
+	case next.IsZero():
+		in.timer.Stop()
+	default:
+		in.timer.Reset(next.Sub(now))
+	}
+	in.armed = next
+}
+
+func (in *Inbox) emitLocked(kind ChangeKind, it *item, now time.Time) {
+	in.out = append(in.out, Change{Kind: kind, At: now, Request: it.clone()})
+}
+
+// flush records and notifies queued changes. One caller drains at a time,
+// so changes go out in order; a Notify that calls back into the inbox
+// only queues more for the drainer.
+func (in *Inbox) flush() {
+	in.mu.Lock()
+	if in.draining {
+		in.mu.Unlock()
+		return
+	}
+	in.draining = true
+	for len(in.out) > 0 {
+		batch := in.out
+		in.out = nil
+		auditErr := in.auditErr
+		in.mu.Unlock()
+		for _, c := range batch {
+			if in.store != nil && c.Kind != ChangeRemoved {
+				auditErr = ""
+				if err := in.store.Record(entryFor(c)); err != nil {
+					auditErr = fmt.Sprintf("the approval history could not be written (%s); approvals still work, but are not being logged", scrub(err.Error()))
+				}
+			}
+			if in.notify != nil {
+				in.notify(c)
+			}
+		}
+		in.mu.Lock()
+		in.auditErr = auditErr
+	}
+	in.draining = false
+	in.mu.Unlock()
+}
+
+// endLocked moves a pending request to a final state. For a request being
+// answered it only notes what the gateway reported; the send's result
+// then decides. Ended requests are left alone.
+func (in *Inbox) endLocked(it *item, e ending, now time.Time) {
+	switch it.State {
+	case StatePending:
+		it.State, it.Outcome, it.Uncertain = e.state, e.out, false
+		it.Outcome.At = now
+		in.emitLocked(ChangeUpdated, it, now)
+	case StateAnswering:
+		if it.hint == nil {
+			it.hint = &e
+		}
+	}
+}
+
+// Get returns the request with key.
+func (in *Inbox) Get(key string) (Request, bool) {
+	var r Request
+	var ok bool
+	in.do(func(time.Time) {
+		var it *item
+		if it, ok = in.items[key]; ok {
+			r = it.clone()
+		}
+	})
+	return r, ok
+}
+
+// Pending lists the pending and answering requests, oldest first.
+func (in *Inbox) Pending() []Request {
+	var out []Request
+	for _, r := range in.Snapshot().Requests {
+		if r.State.Live() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Snapshot returns every request in the inbox, oldest first.
+func (in *Inbox) Snapshot() Snapshot {
+	var s Snapshot
+	in.do(func(now time.Time) {
+		s.At, s.AuditError = now, in.auditErr
+		for _, it := range in.sortedLocked(func(*item) bool { return true }) {
+			s.Requests = append(s.Requests, it.clone())
+		}
+	})
+	return s
+}
+
+// sortedLocked returns the items that keep accepts by ReceivedAt, then
+// arrival.
+func (in *Inbox) sortedLocked(keep func(*item) bool) []*item {
+	var out []*item
+	for _, it := range in.items {
+		if keep(it) {
+			out = append(out, it)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].ReceivedAt.Equal(out[j].ReceivedAt) {
+			return out[i].ReceivedAt.Before(out[j].ReceivedAt)
+		}
+		return out[i].seq < out[j].seq
+	})
+	return out
+}
+
+// ErrNotFound is returned for a key the inbox does not hold.
+var ErrNotFound = errors.New("approval request not found: it may have left the inbox after it ended; refresh the list")
+
+// ErrConfirmAlways is returned for "always" without confirmation.
+var ErrConfirmAlways = errors.New(`"always" adds this command pattern to the gateway's permanent allowlist; ask the user to confirm that, then answer again`)
+
+// ErrNoAnswerer is wrapped when Herald has no connection to the gateway.
+var ErrNoAnswerer = errors.New("Herald is not connected to this request's gateway")
+
+// Answer sends the user's choice for the request with key, from surface
+// (a name such as "tray" or "window"). The first answer wins; any other
+// gets an *AnsweredError. "always" needs confirmAlways. The request is
+// resolved only once the gateway confirms; if the send fails the request
+// is pending again with LastError set and a *SendError is returned.
+func (in *Inbox) Answer(ctx context.Context, key, choice, surface string, confirmAlways bool) error {
+	if surface == "" {
+		return errors.New("approval: Answer needs the name of the surface the user answered from")
+	}
+	var it *item
+	var ans Answerer
+	var err error
+	var target Request // what to send to, read under the lock
+	in.do(func(now time.Time) {
+		if it, err = in.answerableLocked(key, choice, confirmAlways); err != nil {
+			return
+		}
+		var ok bool
+		if ans, ok = in.answerers(it.Gateway); !ok {
+			err = fmt.Errorf("%w (%s); the request is still pending: reconnect the gateway, then answer again", ErrNoAnswerer, it.Gateway)
+			return
+		}
+		it.State, it.LastError = StateAnswering, ""
+		it.Outcome = Outcome{Choice: choice, Surface: surface, At: now}
+		in.emitLocked(ChangeUpdated, it, now)
+		target = it.Request
+	})
+	if err != nil {
+		return err
+	}
+	resolved, serr := 1, error(nil)
+	if target.Dialect == DialectServerRequest {
+		serr = ans.RespondServerRequest(ctx, target.RequestID, choice)
+	} else {
+		resolved, serr = ans.RespondApproval(ctx, target.Session, choice, target.QueueID)
+	}
+	in.do(func(now time.Time) { err = in.settleLocked(it, resolved, serr, now) })
+	return err
+}
+
+// answerableLocked checks that an answer may be sent now.
+func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item, error) {
+	it, ok := in.items[key]
+	switch {
+	case !ok:
+		return nil, ErrNotFound
+	case it.State == StateAnswering || it.State == StateResolved:
+		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
+	case it.State != StatePending:
+		return nil, &EndedError{State: it.State, Outcome: it.Outcome}
+	case !it.Offers(choice):
+		return nil, fmt.Errorf("%q is not offered for this request; choose one of: %s", choice, strings.Join(it.Choices, ", "))
+	case choice == ChoiceAlways && !confirmAlways:
+		return nil, ErrConfirmAlways
+	}
+	if first := in.fifoHeadLocked(it); first != it {
+		return nil, fmt.Errorf("answer the earlier request from this session first (%s): this gateway applies answers in arrival order", first.DisplayCommand())
+	}
+	return it, nil
+}
+
+// fifoHeadLocked returns the oldest open request that an id-less
+// approval.respond for it's session would reach (it itself for the other
+// forms).
+func (in *Inbox) fifoHeadLocked(it *item) *item {
+	if it.Dialect != DialectEvent || it.QueueID != "" {
+		return it
+	}
+	head := it
+	for _, o := range in.items {
+		if o.Dialect == DialectEvent && o.QueueID == "" && o.State.Live() && o.Gateway == it.Gateway && o.Session == it.Session && o.seq < head.seq {
+			head = o
+		}
+	}
+	return head
+}
+
+// settleLocked applies the result of a send.
+func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time) error {
+	e := ending{StateResolved, Outcome{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface}}
+	var err error
+	late := !now.Before(it.ExpiresAt)
+	switch {
+	case it.hint != nil:
+		e = *it.hint
+		err = &EndedError{State: e.state, Outcome: e.out, Sent: serr == nil, Cause: serr}
+	case serr != nil && late:
+		e = ending{StateExpired, Outcome{Detail: "the answer could not be sent before the gateway's timeout"}}
+		err = &EndedError{State: e.state, Outcome: e.out, Cause: serr}
+	case serr != nil:
+		it.State, it.Outcome, it.LastError = StatePending, Outcome{}, scrub(serr.Error())
+		in.emitLocked(ChangeUpdated, it, now)
+		return &SendError{Gateway: it.Gateway, Choice: e.out.Choice, Err: serr}
+	case resolved < 1 && late:
+		e = ending{StateExpired, Outcome{Detail: "the gateway had nothing pending any more: it had timed out"}}
+		err = &EndedError{State: e.state, Outcome: e.out, Sent: true}
+	case resolved < 1:
+		e = ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: "the gateway had nothing pending any more for this session"}}
+		err = &EndedError{State: e.state, Outcome: e.out, Sent: true}
+	}
+	it.hint = nil
+	it.State, it.Outcome, it.Uncertain = e.state, e.out, false
+	it.Outcome.At = now
+	in.emitLocked(ChangeUpdated, it, now)
+	return err
+}
+
+// Dismiss ends an Uncertain pending request without sending anything, for
+// a user who believes the gateway no longer waits for it.
+func (in *Inbox) Dismiss(key, surface string) error {
+	var err error
+	in.do(func(now time.Time) {
+		it, ok := in.items[key]
+		switch {
+		case !ok:
+			err = ErrNotFound
+		case it.State == StateAnswering || it.State == StateResolved:
+			err = &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
+		case it.State != StatePending:
+			err = &EndedError{State: it.State, Outcome: it.Outcome}
+		case !it.Uncertain:
+			err = errors.New("the gateway is known to be waiting for this request, so it cannot be dismissed; answer it instead (deny to refuse)")
+		default:
+			in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelDismissed, Surface: surface}}, now)
+		}
+	})
+	return err
+}

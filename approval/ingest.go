@@ -1,0 +1,280 @@
+package approval
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// Ingest applies one gateway event. Call it for every event, in the order
+// the gateway client reports them; kinds that do not concern approvals are
+// ignored.
+//
+// Approval events create requests (a repeated key, e.g. one re-delivered
+// after a reconnect, re-arms the existing request instead); request.cancel
+// ends a server request; herald.resync marks the session's event-form
+// requests Uncertain; and for the event form, which has no cancel, a
+// "BLOCKED: Command timed out" or "denied" tool.complete and an
+// interrupted message.complete end the session's request that Herald did
+// not answer.
+func (in *Inbox) Ingest(ev wire.Event) {
+	decodeErr := error(nil)
+	if ev.Data == nil && len(ev.Payload) > 0 {
+		decodeErr = ev.DecodeData()
+	}
+	in.do(func(now time.Time) {
+		switch ev.Kind {
+		case wire.ApprovalRequest, wire.ApprovalServerRequest:
+			in.arriveLocked(ev, decodeErr, now)
+		case wire.RequestCancel:
+			in.cancelLocked(ev, now)
+		case wire.Resync:
+			in.resyncLocked(ev, now)
+		case wire.ToolComplete:
+			in.toolCompleteLocked(ev, now)
+		case wire.MessageComplete:
+			if cp, ok := ev.Data.(*wire.CompletePayload); ok && cp.Status == "interrupted" {
+				for _, it := range in.sessionLocked(ev, func(it *item) bool { return it.State.Live() }) {
+					it.toolSeen = true
+					in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelInterrupted, Detail: "the agent's turn ended interrupted"}}, now)
+				}
+			}
+		}
+	})
+}
+
+func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
+	a, ok := ev.Approval()
+	if !ok {
+		a = &wire.ApprovalPayload{}
+	}
+	r := Request{
+		Gateway:       ev.Gateway,
+		Session:       ev.Session,
+		StoredSession: ev.StoredSession,
+		QueueID:       a.RequestID,
+		Command:       a.Command,
+		Description:   a.Description,
+		PatternKeys:   a.PatternKeys,
+		Choices:       offered(a),
+		ReceivedAt:    ev.ReceivedAt,
+		Dialect:       DialectEvent,
+		State:         StatePending,
+	}
+	if r.QueueID == "" {
+		r.QueueID = a.ApprovalID
+	}
+	if ev.Kind == wire.ApprovalServerRequest {
+		r.Dialect, r.RequestID = DialectServerRequest, ev.RequestID
+		if r.QueueID == r.RequestID {
+			r.QueueID = "" // the client fills in the srq id when the gateway sent none
+		}
+	}
+	if r.Session == "" {
+		r.Session = a.SessionID
+	}
+	if len(r.PatternKeys) == 0 && a.PatternKey != "" {
+		r.PatternKeys = []string{a.PatternKey}
+	}
+	if r.ReceivedAt.IsZero() {
+		r.ReceivedAt = now
+	}
+	r.ExpiresAt = r.ReceivedAt.Add(in.timeoutFor(r.Gateway))
+
+	switch {
+	case r.Dialect == DialectServerRequest && r.RequestID != "":
+		r.Key = r.Gateway + "/srq/" + r.RequestID
+	case r.Dialect == DialectEvent && r.QueueID != "":
+		r.Key = r.Gateway + "/q/" + r.QueueID
+	}
+	if old, dup := in.items[r.Key]; dup && r.Key != "" {
+		in.rearmRequestLocked(old, ev, now)
+		return
+	}
+	if r.Key == "" {
+		ns := r.Gateway + "/ev/" + firstOf(r.StoredSession, r.Session)
+		in.arrivals[ns]++
+		r.Key = fmt.Sprintf("%s/%d", ns, in.arrivals[ns])
+	}
+
+	it := &item{Request: r}
+	var why string
+	switch {
+	case !ok && decodeErr != nil:
+		why = fmt.Sprintf("its payload could not be read: %v", decodeErr)
+	case !ok:
+		why = "it came without a payload"
+	case r.Session == "":
+		why = "it names no session"
+	case len(r.Choices) == 0:
+		why = "it offers no choice Herald knows"
+	}
+	if why != "" {
+		it.State, it.toolSeen = StateFailed, true
+		it.Outcome = Outcome{At: now, Error: why}
+	}
+	in.seq++
+	it.seq = in.seq
+	in.items[r.Key] = it
+	in.emitLocked(ChangeArrived, it, now)
+}
+
+// rearmRequestLocked handles a request delivered again (the client offers
+// open requests after a reconnect): the gateway says it still waits, so
+// an open request is no longer uncertain. It is never duplicated.
+func (in *Inbox) rearmRequestLocked(it *item, ev wire.Event, now time.Time) {
+	switch {
+	case it.State.Live() && (it.Uncertain || it.LastError != ""):
+		it.Uncertain, it.LastError = false, ""
+	case it.State == StateResolved && ev.Replayed && it.Outcome.Detail == "":
+		it.Outcome.Detail = "the gateway offered this request again after Herald's answer was sent; the answer may not have reached it"
+	default:
+		return
+	}
+	in.emitLocked(ChangeUpdated, it, now)
+}
+
+// offered returns the choices the gateway offers, in its order.
+func offered(a *wire.ApprovalPayload) []string {
+	from := a.Choices
+	if len(from) == 0 {
+		from = knownChoices
+	}
+	var out []string
+	for _, c := range from {
+		switch {
+		case c == ChoiceAlways && a.AllowPermanent != nil && !*a.AllowPermanent:
+		case c == ChoiceSession && a.AllowSession != nil && !*a.AllowSession:
+		case !slices.Contains(knownChoices, c) || slices.Contains(out, c):
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (in *Inbox) timeoutFor(gateway string) time.Duration {
+	if in.timeout != nil {
+		if d := in.timeout(gateway); d > 0 {
+			return d
+		}
+	}
+	return DefaultTimeout
+}
+
+// cancelLocked applies request.cancel to a server request.
+func (in *Inbox) cancelLocked(ev wire.Event, now time.Time) {
+	id := ev.RequestID
+	cp, _ := ev.Data.(*wire.CancelPayload)
+	if id == "" && cp != nil {
+		id = cp.ID
+	}
+	it, ok := in.items[ev.Gateway+"/srq/"+id]
+	if !ok || id == "" {
+		return
+	}
+	reason := ""
+	if cp != nil {
+		reason = cp.Reason
+	}
+	e := ending{StateCancelled, Outcome{Reason: CancelRequestCancel, Detail: firstOf(reason, "no reason given")}}
+	switch reason {
+	case "timeout":
+		e.state, e.out.Reason = StateExpired, ""
+	case "interrupted":
+		e.out.Reason = CancelInterrupted
+	case "resolved":
+		e.out.Reason = CancelResolvedElsewhere
+	case "session_closed", "shutdown":
+		e.out.Reason = CancelSessionClosed
+	}
+	in.endLocked(it, e, now)
+}
+
+// resyncLocked marks the session's open event-form requests Uncertain:
+// events may have been missed, and this form has no way to ask the gateway
+// what is still pending. A new live session id is adopted for answering.
+func (in *Inbox) resyncLocked(ev wire.Event, now time.Time) {
+	for _, it := range in.sessionLocked(ev, func(it *item) bool { return it.State.Live() }) {
+		if it.Uncertain && (ev.Session == "" || it.Session == ev.Session) {
+			continue
+		}
+		it.Uncertain = true
+		if ev.Session != "" {
+			it.Session = ev.Session
+		}
+		in.emitLocked(ChangeUpdated, it, now)
+	}
+}
+
+// toolCompleteLocked matches a tool.complete to the session's event-form
+// request for that command (or, for a BLOCKED result, the oldest one) and
+// ends it as the gateway reports, unless Herald's own answer caused it.
+func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
+	tc, ok := ev.Data.(*wire.ToolCompletePayload)
+	if !ok {
+		return
+	}
+	var args struct {
+		Command string `json:"command"`
+	}
+	var res struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(tc.Args, &args)
+	_ = json.Unmarshal(tc.Result, &res)
+	blocked, denied := blockedEnding(res.Error)
+	cands := in.sessionLocked(ev, func(it *item) bool { return !it.toolSeen })
+	var it *item
+	for _, c := range cands {
+		if args.Command != "" && c.Command == args.Command {
+			it = c
+			break
+		}
+	}
+	if it == nil && blocked != nil && len(cands) > 0 {
+		it = cands[0]
+	}
+	if it == nil {
+		return
+	}
+	it.toolSeen = true
+	if blocked == nil || (denied && it.State == StateAnswering && it.Outcome.Choice == ChoiceDeny) {
+		return
+	}
+	in.endLocked(it, *blocked, now)
+}
+
+// blockedEnding reads a 0.18.2 tool error: how the request ended, and
+// whether it reads as a deny.
+func blockedEnding(msg string) (*ending, bool) {
+	detail, _, _ := strings.Cut(msg, ". ")
+	switch {
+	case strings.HasPrefix(msg, "BLOCKED: Command timed out"):
+		return &ending{StateExpired, Outcome{Detail: detail}}, false
+	case strings.HasPrefix(msg, "BLOCKED: Command denied"):
+		return &ending{StateCancelled, Outcome{Reason: CancelInterrupted, Detail: detail + " (without an answer from Herald: interrupted, or denied in another client)"}}, true
+	}
+	return nil, false
+}
+
+// sessionLocked returns the event-form requests of ev's session that keep
+// accepts, oldest first.
+func (in *Inbox) sessionLocked(ev wire.Event, keep func(*item) bool) []*item {
+	return in.sortedLocked(func(it *item) bool {
+		same := ev.StoredSession != "" && it.StoredSession == ev.StoredSession ||
+			ev.Session != "" && it.Session == ev.Session
+		return it.Dialect == DialectEvent && it.Gateway == ev.Gateway && same && keep(it)
+	})
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

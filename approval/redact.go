@@ -1,0 +1,117 @@
+package approval
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Mask replaces a secret in displayed text.
+const Mask = "••••"
+
+// maskRule masks the submatch named "s" of every match of re, when secret
+// (given the submatches named "n" and "s") agrees or is nil.
+type maskRule struct {
+	re     *regexp.Regexp
+	secret func(name, value string) bool
+}
+
+var maskRules = []maskRule{
+	// https://user:password@host
+	{re: regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@'"]*:(?P<s>[^\s/@'"]+)@`)},
+	// Authorization: Bearer xyz, X-Api-Key: xyz (curl -H, git -c http.extraheader, ...)
+	{re: regexp.MustCompile(`(?i)\b(?:(?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token|private-token)\s*:\s*(?:(?:bearer|basic|token|digest)\s+)?(?P<s>[^\s'"]+)`)},
+	// Bearer xyz anywhere else
+	{re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=\-]{8,})`)},
+	// curl -u user:password
+	{re: regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:\s+|=)[^\s:'"]+:(?P<s>[^\s'"]+)`)},
+	// --password X, --token=X, ...
+	{re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token|client-secret)(?:\s+|=)(?P<s>"[^"]*"|'[^']*'|[^\s'"$\-][^\s'"]*)`)},
+	// -p followed by something random-looking (mysql -pXXXX); not ports or paths
+	{re: regexp.MustCompile(`(?:^|\s)-p(?:\s+|=)?(?P<s>[A-Za-z0-9+/=_\-]{16,})`), secret: func(_, v string) bool { return looksRandom(v) }},
+	// NAME=value where NAME looks secret (env assignments, query parameters)
+	{re: regexp.MustCompile(`(?:^|[^A-Za-z0-9_])(?P<n>[A-Za-z_][A-Za-z0-9_]*)=(?P<s>"[^"]*"|'[^']*'|[^\s;&|'"$](?:[^\s;&|'"]*[^\s;&|'":,.])?)`), secret: secretAssignment},
+	// well-known token shapes; the prefix stays visible
+	{re: regexp.MustCompile(`\b(?:gh[pousr]_|github_pat_|glpat-|xox[abpr]-)(?P<s>[A-Za-z0-9_\-]{10,})`)},
+	{re: regexp.MustCompile(`\bsk-(?:proj-|ant-)?(?P<s>[A-Za-z0-9_\-]{20,})`), secret: func(_, v string) bool { return hasDigit(v) }},
+	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)(?P<s>[0-9A-Z]{16})\b`)},
+}
+
+// Redact masks obvious secrets in a command for display: values of
+// secret-looking variables (GITHUB_TOKEN=...), URL passwords, authorization
+// headers, password and token flags, and well-known token shapes (ghp_,
+// github_pat_, sk-, xoxb-, AKIA...). It is a display aid, not a guarantee.
+func Redact(cmd string) string {
+	for _, r := range maskRules {
+		cmd = r.apply(cmd)
+	}
+	return cmd
+}
+
+func (r maskRule) apply(s string) string {
+	si, ni := r.re.SubexpIndex("s"), r.re.SubexpIndex("n")
+	var b strings.Builder
+	last := 0
+	for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
+		name := ""
+		if ni > 0 {
+			name = s[m[2*ni]:m[2*ni+1]]
+		}
+		start, end := m[2*si], m[2*si+1]
+		if r.secret != nil && !r.secret(name, s[start:end]) {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(Mask)
+		last = end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// Words that make a variable name secret anywhere in it, and ones that do
+// only as a whole _-separated part (so MONKEY, AUTHOR and PASSENGER do not).
+var (
+	secretWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "API_KEY", "CREDENTIAL", "PRIVATE_KEY"}
+	secretParts = []string{"KEY", "AUTH", "PASS", "PW", "PAT", "CREDS", "COOKIE"}
+)
+
+func secretAssignment(name, value string) bool {
+	if value == `""` || value == "''" {
+		return false
+	}
+	up := strings.ToUpper(name)
+	for _, w := range secretWords {
+		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	for _, p := range strings.Split(up, "_") {
+		if slices.Contains(secretParts, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// looksRandom: at least 16 characters, and all hex or mixed-case with digits.
+func looksRandom(v string) bool {
+	if len(v) < 16 {
+		return false
+	}
+	hex := strings.Trim(v, "0123456789abcdefABCDEF") == ""
+	return hex || (strings.IndexFunc(v, unicode.IsUpper) >= 0 && strings.IndexFunc(v, unicode.IsLower) >= 0 && hasDigit(v))
+}
+
+func hasDigit(v string) bool { return strings.IndexFunc(v, unicode.IsDigit) >= 0 }
+
+// queryRE matches a URL's query string, leaving trailing punctuation.
+var queryRE = regexp.MustCompile(`(?i)([a-z][a-z0-9+.\-]*://[^\s?#'"]*)\?(?:[^\s#'"]*[^\s#'":,.])?`)
+
+// scrub makes error text fit for display and the audit log: URL query
+// strings (which carry ?token=...) are dropped and secrets masked.
+func scrub(s string) string { return Redact(queryRE.ReplaceAllString(s, "$1")) }

@@ -1,0 +1,209 @@
+// Package approval is Herald's approval inbox. It turns the approval
+// requests that Hermes gateways send (wire events of either dialect) into
+// Requests with an explicit life cycle, lets a user surface answer each one
+// exactly once, and keeps a durable, credential-free audit log of every
+// arrival and state change.
+//
+// The inbox never answers by itself: the only path that sends a choice to a
+// gateway is Inbox.Answer, called by a user surface for a request that is
+// still pending. A timeout, an interruption or a withdrawal is recorded as
+// what it is, never as a deny.
+package approval
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Choices a gateway may offer, in the order Hermes lists them.
+const (
+	ChoiceOnce    = "once"
+	ChoiceSession = "session"
+	ChoiceAlways  = "always"
+	ChoiceDeny    = "deny"
+)
+
+var knownChoices = []string{ChoiceOnce, ChoiceSession, ChoiceAlways, ChoiceDeny}
+
+// Dialect is how a gateway asked, which decides how the answer is sent.
+type Dialect string
+
+const (
+	// DialectEvent is the approval.request event, answered with the
+	// approval.respond method. Hermes 0.18.2 sends it without an id and
+	// resolves answers in arrival order per session.
+	DialectEvent Dialect = "event"
+	// DialectServerRequest is the "approval" JSON-RPC server request
+	// ("srq-..." id), answered with a response frame.
+	DialectServerRequest Dialect = "server-request"
+)
+
+// State is where a request is in its life cycle:
+// pending -> answering -> resolved, or pending -> cancelled | expired, or
+// failed on arrival. Resolved, cancelled, expired and failed are final.
+type State string
+
+const (
+	// StatePending waits for the user.
+	StatePending State = "pending"
+	// StateAnswering has an answer on its way to the gateway.
+	StateAnswering State = "answering"
+	// StateResolved was answered from Herald and the gateway confirmed it.
+	StateResolved State = "resolved"
+	// StateCancelled ended without Herald's answer taking effect; see
+	// Outcome.Reason.
+	StateCancelled State = "cancelled"
+	// StateExpired timed out without an answer; the command did not run.
+	StateExpired State = "expired"
+	// StateFailed arrived in a form Herald cannot answer; see Outcome.Error.
+	StateFailed State = "failed"
+)
+
+// Live reports whether the request is still open (pending or answering).
+func (s State) Live() bool { return s == StatePending || s == StateAnswering }
+
+// CancelReason says why a request was cancelled.
+type CancelReason string
+
+const (
+	// CancelResolvedElsewhere: another client or surface answered it, or
+	// the gateway had nothing pending any more when Herald answered.
+	CancelResolvedElsewhere CancelReason = "resolved_elsewhere"
+	// CancelRequestCancel: the gateway withdrew it for another reason
+	// (shown in Outcome.Detail), e.g. it was gone after a reconnect.
+	CancelRequestCancel CancelReason = "request_cancel"
+	// CancelInterrupted: the agent's turn was interrupted.
+	CancelInterrupted CancelReason = "interrupted"
+	// CancelSessionClosed: the session closed or the gateway shut down.
+	CancelSessionClosed CancelReason = "session_closed"
+	// CancelDismissed: the user dismissed an Uncertain request that they
+	// believe is no longer waiting; nothing was sent.
+	CancelDismissed CancelReason = "dismissed"
+)
+
+// Outcome describes the latest transition. While answering it names the
+// answer in flight; in a final state it is final.
+type Outcome struct {
+	Choice  string       `json:"choice,omitempty"`  // the choice sent or confirmed
+	Surface string       `json:"surface,omitempty"` // the surface that answered or dismissed
+	At      time.Time    `json:"at"`                // when the state was entered
+	Reason  CancelReason `json:"reason,omitempty"`  // cancelled only
+	Detail  string       `json:"detail,omitempty"`  // what the gateway reported, for people
+	Error   string       `json:"error,omitempty"`   // failed only
+}
+
+// Request is one approval request as Herald tracks it.
+type Request struct {
+	// Key identifies the request: gateway + srq id for server requests,
+	// gateway + queue id for events that carry one, and otherwise gateway
+	// + stored-or-live session + a per-session arrival number.
+	Key           string   `json:"key"`
+	Gateway       string   `json:"gateway"`
+	Session       string   `json:"session"`                  // live session id, used to answer the event form
+	StoredSession string   `json:"stored_session,omitempty"` // durable session key, when known
+	Run           string   `json:"run,omitempty"`            // API-server run id (not used by the WebSocket dialects)
+	RequestID     string   `json:"request_id,omitempty"`     // srq id of the server-request form
+	QueueID       string   `json:"queue_id,omitempty"`       // the gateway's approval-queue id, when given
+	Command       string   `json:"command"`                  // as sent; see DisplayCommand
+	Description   string   `json:"description,omitempty"`
+	PatternKeys   []string `json:"pattern_keys,omitempty"`
+	// Choices are exactly the answers the gateway offers.
+	Choices    []string  `json:"choices"`
+	ReceivedAt time.Time `json:"received_at"`
+	// ExpiresAt is ReceivedAt plus the gateway's configured timeout. (The
+	// gateway's own expires_at reads its monotonic clock, not wall time.)
+	ExpiresAt time.Time `json:"expires_at"`
+	Dialect   Dialect   `json:"dialect"`
+	State     State     `json:"state"`
+	// Uncertain means Herald cannot know whether the gateway still waits
+	// (events may have been missed across a reconnect). The request stays
+	// answerable; for the 0.18.2 dialect an answer goes to whatever the
+	// gateway holds first for the session, so surfaces should say so, and
+	// may Dismiss the request instead.
+	Uncertain bool    `json:"uncertain,omitempty"`
+	Outcome   Outcome `json:"outcome"`
+	// LastError is why the last answer could not be sent; the request is
+	// pending again and can be answered again.
+	LastError string `json:"last_error,omitempty"`
+}
+
+// DisplayCommand is the command with obvious secrets masked, for
+// notifications and lists.
+func (r Request) DisplayCommand() string { return Redact(r.Command) }
+
+// Offers reports whether choice is one of the request's choices.
+func (r Request) Offers(choice string) bool { return slices.Contains(r.Choices, choice) }
+
+func (r Request) clone() Request {
+	r.PatternKeys = append([]string(nil), r.PatternKeys...)
+	r.Choices = append([]string(nil), r.Choices...)
+	return r
+}
+
+// AnsweredError is returned by Answer and Dismiss for a request that an
+// answer already reached (or is on its way to) the gateway.
+type AnsweredError struct {
+	Choice, Surface string
+	At              time.Time
+	// InFlight is true while the first answer is still being sent.
+	InFlight bool
+}
+
+func (e *AnsweredError) Error() string {
+	if e.InFlight {
+		return fmt.Sprintf("this request is already being answered (%q from %s); wait for the gateway to confirm it", e.Choice, e.Surface)
+	}
+	return fmt.Sprintf("this request was already answered: %q from %s at %s; nothing more was sent", e.Choice, e.Surface, e.At.Format("15:04:05"))
+}
+
+// EndedError is returned by Answer and Dismiss for a request that is no
+// longer waiting, and by Answer when the gateway turned out to have nothing
+// pending any more.
+type EndedError struct {
+	State   State
+	Outcome Outcome
+	// Sent is true when Herald's answer was sent but had no effect.
+	Sent bool
+	// Cause is the send error, if the send failed after the deadline.
+	Cause error
+}
+
+func (e *EndedError) Error() string {
+	what := "this request is no longer waiting"
+	switch {
+	case e.State == StateExpired:
+		what = "this request timed out, so the gateway no longer waits for it and did not run the command; ask the agent again if you still want it"
+	case e.State == StateFailed:
+		what = fmt.Sprintf("Herald cannot answer this request (%s); answer it in Hermes itself", e.Outcome.Error)
+	case e.Outcome.Reason == CancelResolvedElsewhere:
+		what = "this request was already settled elsewhere (another client answered it, or it timed out or was interrupted there)"
+	case e.Outcome.Reason == CancelInterrupted:
+		what = "the agent's turn was interrupted, so this request is no longer waiting"
+	case e.Outcome.Reason == CancelSessionClosed:
+		what = "the session closed, so this request is no longer waiting"
+	case e.Outcome.Reason == CancelDismissed:
+		what = fmt.Sprintf("this request was dismissed from %s", e.Outcome.Surface)
+	case e.Outcome.Reason == CancelRequestCancel:
+		what = fmt.Sprintf("the gateway withdrew this request (%s)", e.Outcome.Detail)
+	}
+	if e.Sent {
+		return what + "; your answer had no effect"
+	}
+	return what + "; nothing was sent"
+}
+
+func (e *EndedError) Unwrap() error { return e.Cause }
+
+// SendError is returned by Answer when the answer could not be delivered.
+// The request is pending again and the user can retry.
+type SendError struct {
+	Gateway, Choice string
+	Err             error
+}
+
+func (e *SendError) Error() string {
+	return fmt.Sprintf("sending %q to gateway %s failed: %s; the request is still pending, try again", e.Choice, e.Gateway, scrub(e.Err.Error()))
+}
+
+func (e *SendError) Unwrap() error { return e.Err }

@@ -1,0 +1,128 @@
+package approval
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// Entry is one audit log record: a request's arrival or a change of its
+// state. It never holds credentials: commands are stored redacted and
+// error text scrubbed.
+type Entry struct {
+	// Seq is assigned by the Store, increasing.
+	Seq           uint64       `json:"seq"`
+	At            time.Time    `json:"at"`
+	Kind          ChangeKind   `json:"kind"`
+	Key           string       `json:"key"`
+	Gateway       string       `json:"gateway"`
+	Session       string       `json:"session,omitempty"`
+	StoredSession string       `json:"stored_session,omitempty"`
+	Dialect       Dialect      `json:"dialect,omitempty"`
+	Command       string       `json:"command,omitempty"`     // arrivals only, redacted
+	Description   string       `json:"description,omitempty"` // arrivals only
+	State         State        `json:"state"`
+	Uncertain     bool         `json:"uncertain,omitempty"`
+	Choice        string       `json:"choice,omitempty"`
+	Surface       string       `json:"surface,omitempty"`
+	Reason        CancelReason `json:"reason,omitempty"`
+	Detail        string       `json:"detail,omitempty"`
+	Error         string       `json:"error,omitempty"` // failure or last send error, scrubbed
+}
+
+// Filter selects entries for List. Zero fields match everything.
+type Filter struct {
+	Key     string
+	Gateway string
+	Since   time.Time // entries at or after
+	// Limit keeps only the newest Limit matches (0: all).
+	Limit int
+}
+
+func (f Filter) match(e Entry) bool {
+	return (f.Key == "" || e.Key == f.Key) && (f.Gateway == "" || e.Gateway == f.Gateway) && !e.At.Before(f.Since)
+}
+
+// Store is the durable audit log.
+type Store interface {
+	// Record appends an entry (sanitized again on the way in).
+	Record(Entry) error
+	// List returns matching entries, oldest first.
+	List(Filter) ([]Entry, error)
+	// Prune deletes entries older than before, oldest first.
+	Prune(before time.Time) error
+	// Close releases the store.
+	Close() error
+}
+
+// entryFor builds the audit entry for a change.
+func entryFor(c Change) Entry {
+	r := c.Request
+	e := Entry{
+		At: c.At, Kind: c.Kind, Key: r.Key, Gateway: r.Gateway, Session: r.Session, StoredSession: r.StoredSession,
+		Dialect: r.Dialect, State: r.State, Uncertain: r.Uncertain, Choice: r.Outcome.Choice, Surface: r.Outcome.Surface,
+		Reason: r.Outcome.Reason, Detail: r.Outcome.Detail, Error: firstOf(r.Outcome.Error, r.LastError),
+	}
+	if c.Kind == ChangeArrived {
+		e.Command, e.Description = r.Command, r.Description
+	}
+	return e
+}
+
+// sanitized masks what could carry a secret.
+func (e Entry) sanitized() Entry {
+	e.Command, e.Description = Redact(e.Command), Redact(e.Description)
+	e.Detail, e.Error = scrub(e.Detail), scrub(e.Error)
+	return e
+}
+
+// MemoryStore is a Store in memory, for tests and for running without a
+// history file.
+type MemoryStore struct {
+	mu      sync.Mutex
+	seq     uint64
+	entries []Entry
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+
+// Record appends e.
+func (m *MemoryStore) Record(e Entry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seq++
+	e = e.sanitized()
+	e.Seq = m.seq
+	m.entries = append(m.entries, e)
+	return nil
+}
+
+// List returns the matching entries, oldest first.
+func (m *MemoryStore) List(f Filter) ([]Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Entry
+	for i := len(m.entries) - 1; i >= 0 && (f.Limit <= 0 || len(out) < f.Limit); i-- {
+		if f.match(m.entries[i]) {
+			out = append(out, m.entries[i])
+		}
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// Prune drops entries older than before from the front.
+func (m *MemoryStore) Prune(before time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := 0
+	for i < len(m.entries) && m.entries[i].At.Before(before) {
+		i++
+	}
+	m.entries = append([]Entry(nil), m.entries[i:]...)
+	return nil
+}
+
+// Close does nothing.
+func (m *MemoryStore) Close() error { return nil }

@@ -1,0 +1,238 @@
+// Package cli is Herald's terminal surface: `herald watch` (a live feed of
+// sessions, tool activity and approvals, answered with keys), `herald
+// approve`, `herald pending` and `herald log`. It runs on the same service
+// core as the desktop app.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/service"
+)
+
+// commands are the subcommands Main handles.
+var commands = map[string]func(*env, []string) error{
+	"watch":   cmdWatch,
+	"approve": cmdApprove,
+	"pending": cmdPending,
+	"log":     cmdLog,
+	"help":    cmdHelp,
+}
+
+// IsCommand reports whether name is a terminal subcommand (so main runs
+// the CLI instead of the window).
+func IsCommand(name string) bool {
+	_, ok := commands[name]
+	return ok || name == "-h" || name == "--help"
+}
+
+// env is what a command may use; tests substitute all of it.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+// Main runs a subcommand and returns the process exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		cmdHelp(e, nil)
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "herald: unknown command %q; run `herald help`\n", args[0])
+		return 2
+	}
+	if err := cmd(e, args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "herald %s: %v\n", args[0], err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "herald %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func cmdHelp(e *env, _ []string) error {
+	fmt.Fprint(e.stdout, `Herald: a live companion for Hermes Agent.
+
+Usage:
+  herald                          open the desktop window
+  herald watch [flags]            live feed of sessions, tools and approvals
+  herald pending                  list approvals waiting for an answer
+  herald approve ID CHOICE        answer one (CHOICE: once, session, always, deny)
+  herald log [-n N]               the approval history
+
+Run "herald watch -h" for its flags. Credentials come from flags or the
+environment (HERALD_TOKEN, HERALD_PASSWORD, HERALD_USERNAME) and are never
+printed or logged.
+`)
+	return nil
+}
+
+func newFlags(name string, e *env) *flag.FlagSet {
+	fs := flag.NewFlagSet("herald "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+func controlFlag(fs *flag.FlagSet) *string {
+	return fs.String("control", service.DefaultControlPath(), "control socket of the running Herald")
+}
+
+func cmdPending(e *env, args []string) error {
+	fs := newFlags("pending", e)
+	ctl := controlFlag(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "pending"})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, resp.Pending)
+	}
+	if len(resp.Pending) == 0 {
+		fmt.Fprintln(e.stdout, "No approvals are waiting.")
+		return nil
+	}
+	for _, r := range resp.Pending {
+		fmt.Fprintln(e.stdout, pendingLine(r, time.Now()))
+	}
+	return nil
+}
+
+func pendingLine(r approval.Request, now time.Time) string {
+	left := r.ExpiresAt.Sub(now).Round(time.Second)
+	flag := ""
+	if r.Uncertain {
+		flag = " (may still be pending)"
+	}
+	if r.LastError != "" {
+		flag += " (last send failed: " + r.LastError + ")"
+	}
+	return fmt.Sprintf("%s  %-10s %s  %s  [%s] expires in %s%s", service.ShortKey(r.Key), r.Gateway, r.Session, r.DisplayCommand(), strings.Join(r.Choices, "/"), left, flag)
+}
+
+func cmdApprove(e *env, args []string) error {
+	fs := newFlags("approve", e)
+	ctl := controlFlag(fs)
+	yes := fs.Bool("yes-always", false, `confirm an "always" answer (required for always)`)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return usageError{"usage: herald approve ID CHOICE (CHOICE: once, session, always, deny)"}
+	}
+	id, choice := fs.Arg(0), strings.ToLower(fs.Arg(1))
+	switch choice {
+	case "once", "session", "always", "deny":
+	default:
+		return usageError{fmt.Sprintf("%q is not a choice: use once, session, always or deny", fs.Arg(1))}
+	}
+	if choice == "always" && !*yes {
+		return usageError{`"always" allows this command pattern from now on without asking; confirm with --yes-always`}
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 40*time.Second)
+	defer cancel()
+	resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "approve", Key: id, Choice: choice, ConfirmAlways: *yes, Surface: "cli"})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%s: %s confirmed by the gateway\n", service.ShortKey(resp.Request.Key), choice)
+	return nil
+}
+
+func cmdLog(e *env, args []string) error {
+	fs := newFlags("log", e)
+	ctl := controlFlag(fs)
+	db := fs.String("db", defaultDB(), "approval history file (used when no Herald is running)")
+	n := fs.Int("n", 50, "show the newest N entries")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	var entries []approval.Entry
+	resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "log", Limit: *n})
+	switch {
+	case err == nil:
+		entries = resp.Log
+	case errors.Is(err, service.ErrNoDaemon):
+		if _, statErr := os.Stat(*db); statErr != nil {
+			return fmt.Errorf("no approval history yet at %s", *db)
+		}
+		st, err := approval.OpenStore(*db, approval.StoreOptions{})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if entries, err = st.List(approval.Filter{Limit: *n}); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, entries)
+	}
+	for _, en := range entries {
+		fmt.Fprintln(e.stdout, logLine(en))
+	}
+	return nil
+}
+
+func logLine(en approval.Entry) string {
+	s := fmt.Sprintf("%s  %s  %-10s %-9s", en.At.Local().Format("2006-01-02 15:04:05"), service.ShortKey(en.Key), en.Gateway, en.State)
+	if en.Command != "" {
+		s += "  " + en.Command
+	}
+	if en.Choice != "" {
+		s += "  choice=" + en.Choice
+	}
+	if en.Surface != "" {
+		s += "  via " + en.Surface
+	}
+	if en.Reason != "" {
+		s += "  (" + string(en.Reason) + ")"
+	}
+	if en.Error != "" {
+		s += "  error: " + en.Error
+	}
+	return s
+}
+
+func defaultDB() string {
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "herald-audit.db"
+	}
+	return filepath.Join(base, "herald", "audit.db")
+}

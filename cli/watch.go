@@ -1,0 +1,412 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/wire"
+	"github.com/herald-desktop/herald/service"
+)
+
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printer serializes output lines from many goroutines.
+type printer struct {
+	mu   sync.Mutex
+	w    io.Writer
+	json bool
+}
+
+func (p *printer) line(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+func (p *printer) record(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.w.Write(append(b, '\n'))
+}
+
+// jsonRecord is one line of `herald watch --json`.
+type jsonRecord struct {
+	Type    string            `json:"type"` // event | approval | status
+	Event   *wire.Event       `json:"event,omitempty"`
+	Change  string            `json:"change,omitempty"`
+	ID      string            `json:"id,omitempty"` // approval short id, for herald approve
+	Request *approval.Request `json:"request,omitempty"`
+	Status  *gateway.Status   `json:"status,omitempty"`
+}
+
+func cmdWatch(e *env, args []string) error {
+	fs := newFlags("watch", e)
+	var gws, sessions multi
+	fs.Var(&gws, "gateway", "gateway URL, or NAME=URL (repeatable; default http://127.0.0.1:9119)")
+	fs.Var(&sessions, "session", "stored session id to follow (repeatable)")
+	token := fs.String("token", "", "session token for loopback gateways (default $HERALD_TOKEN)")
+	user := fs.String("username", "", "user name for gated gateways (default $HERALD_USERNAME)")
+	pass := fs.String("password", "", "password for gated gateways (default $HERALD_PASSWORD)")
+	attachActive := fs.Bool("attach-active", false, "follow every active session (on Hermes 0.18.2 this moves their live events away from other clients)")
+	asJSON := fs.Bool("json", false, "print one JSON record per line instead of text")
+	demo := fs.Bool("demo", false, "start an embedded demo gateway with a scripted session (no Hermes needed)")
+	ctl := controlFlag(fs)
+	db := fs.String("db", defaultDB(), `approval history file ("" keeps none)`)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q; gateways go in --gateway", fs.Arg(0))}
+	}
+	*token = firstNonEmpty(*token, e.getenv("HERALD_TOKEN"))
+	*user = firstNonEmpty(*user, e.getenv("HERALD_USERNAME"))
+	*pass = firstNonEmpty(*pass, e.getenv("HERALD_PASSWORD"))
+
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	out := &printer{w: e.stdout, json: *asJSON}
+
+	var store approval.Store
+	if *db != "" {
+		st, err := approval.OpenStore(*db, approval.StoreOptions{})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		store = st
+	}
+	var svc *service.Service
+	svc = service.New(service.Config{
+		Store:      store,
+		OnEvent:    func(ev wire.Event) { printEvent(out, ev) },
+		OnApproval: func(c approval.Change) { printApproval(out, c) },
+	})
+	defer svc.Close()
+
+	var demoSrv *hermestest.Server
+	if *demo {
+		demoSrv = hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, StepDelay: 120 * time.Millisecond})
+		defer demoSrv.Close()
+		gws = multi{"demo=" + demoSrv.URL}
+		*token, *pass = demoSrv.Token(), ""
+		if !out.json {
+			out.line("Demo gateway at %s: a scripted agent will ask for approvals. Answer with o/s/a/d + Enter.", demoSrv.URL)
+		}
+	}
+	if len(gws) == 0 {
+		gws = multi{"http://127.0.0.1:" + gateway.DefaultPort}
+	}
+	statusCh := make(chan gateway.Status, 64)
+	var clients []*gateway.Client
+	for _, g := range gws {
+		name, u := splitGateway(g)
+		c, err := svc.AddGateway(gateway.Config{
+			Name: name, URL: u, Token: *token, Username: *user, Password: *pass,
+			OnStatus: func(s gateway.Status) {
+				printStatus(out, s)
+				select {
+				case statusCh <- s:
+				default:
+				}
+			},
+		})
+		if err != nil {
+			return err
+		}
+		clients = append(clients, c)
+	}
+	if err := svc.ServeControl(ctx, *ctl); err != nil {
+		return err
+	}
+	// Follow sessions once each gateway is connected.
+	go follow(ctx, out, clients, statusCh, sessions, *attachActive, demoSrv)
+
+	// Keys on stdin answer the oldest pending approval.
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(e.stdin)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var confirming string // short id waiting for "yes" to always-allow
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case l, ok := <-lines:
+			if !ok {
+				lines = nil // stdin closed (e.g. a script): keep watching
+				continue
+			}
+			if quit := handleKey(ctx, out, svc, strings.TrimSpace(l), &confirming); quit {
+				return nil
+			}
+		}
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// splitGateway reads NAME=URL or URL (named by its host:port).
+func splitGateway(g string) (name, u string) {
+	if i := strings.Index(g, "="); i > 0 && !strings.Contains(g[:i], "/") {
+		return g[:i], g[i+1:]
+	}
+	if pu, err := url.Parse(g); err == nil && pu.Host != "" {
+		return pu.Host, g
+	}
+	return g, g
+}
+
+// follow attaches the requested sessions when each gateway connects.
+func follow(ctx context.Context, out *printer, clients []*gateway.Client, statusCh <-chan gateway.Status, sessions []string, attachActive bool, demo *hermestest.Server) {
+	done := map[string]bool{}
+	for len(done) < len(clients) {
+		var st gateway.Status
+		select {
+		case <-ctx.Done():
+			return
+		case st = <-statusCh:
+		}
+		if st.State != gateway.StateConnected || done[st.Gateway] {
+			continue
+		}
+		done[st.Gateway] = true
+		for _, c := range clients {
+			if c.Name() != st.Gateway {
+				continue
+			}
+			ids := append([]string(nil), sessions...)
+			if attachActive {
+				var r struct {
+					Sessions []struct {
+						Key string `json:"session_key"`
+					} `json:"sessions"`
+				}
+				if err := c.Call(ctx, "session.active_list", map[string]any{}, &r); err == nil {
+					for _, s := range r.Sessions {
+						ids = append(ids, s.Key)
+					}
+				}
+			}
+			for _, id := range ids {
+				if _, err := c.AttachSession(ctx, id); err != nil {
+					out.line("! %s: %v", c.Name(), err)
+				}
+			}
+			if demo != nil {
+				go runDemo(ctx, out, c)
+			}
+		}
+	}
+}
+
+// handleKey applies one line typed in watch. It reports whether to quit.
+func handleKey(ctx context.Context, out *printer, svc *service.Service, l string, confirming *string) bool {
+	if l == "" {
+		return false
+	}
+	fields := strings.Fields(l)
+	key := strings.ToLower(fields[0])
+	id := ""
+	if len(fields) > 1 {
+		id = fields[1]
+	}
+	if *confirming != "" {
+		target := *confirming
+		*confirming = ""
+		if key == "yes" {
+			answerKey(ctx, out, svc, target, "always", true)
+		} else {
+			out.line("Not sent: always-allow needs \"yes\".")
+		}
+		return false
+	}
+	choice := map[string]string{"o": "once", "s": "session", "a": "always", "d": "deny"}[key]
+	switch {
+	case key == "q" || key == "quit":
+		return true
+	case key == "p":
+		for _, r := range svc.Inbox().Pending() {
+			out.line("%s", pendingLine(r, time.Now()))
+		}
+		return false
+	case choice == "":
+		out.line("Keys: o once, s session, a always (asks to confirm), d deny [ID]; p pending; q quit.")
+		return false
+	}
+	if id == "" {
+		pend := svc.Inbox().Pending()
+		if len(pend) == 0 {
+			out.line("No approval is waiting.")
+			return false
+		}
+		id = service.ShortKey(pend[0].Key)
+	}
+	if choice == "always" {
+		*confirming = id
+		out.line("Always allow %s from now on without asking? Type yes to confirm.", id)
+		return false
+	}
+	answerKey(ctx, out, svc, id, choice, false)
+	return false
+}
+
+func answerKey(ctx context.Context, out *printer, svc *service.Service, id, choice string, confirm bool) {
+	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := svc.Answer(actx, id, choice, "terminal", confirm); err != nil {
+		out.line("! %s: %v", id, err)
+	}
+}
+
+// runDemo drives the demo gateway's scripted agent in a loop.
+func runDemo(ctx context.Context, out *printer, c *gateway.Client) {
+	ref, err := c.CreateSession(ctx, nil)
+	if err != nil {
+		out.line("! demo: %v", err)
+		return
+	}
+	script := []string{"hello there", "approve-me: rm -rf ./build", "burst 12", "approve-me: git push --force origin main", "approve-me: curl -H 'Authorization: Bearer sk-demo1234567890abcdef' https://example.invalid"}
+	for i := 0; ctx.Err() == nil; i++ {
+		if err := c.Call(ctx, "prompt.submit", map[string]any{"session_id": ref.ID, "text": script[i%len(script)]}, nil); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			out.line("! demo: %v", err)
+		}
+		// Wait for the turn to finish (the agent waits for approvals).
+		for ctx.Err() == nil {
+			var st struct {
+				Output string `json:"output"`
+			}
+			tick := time.NewTimer(400 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				tick.Stop()
+				return
+			case <-tick.C:
+			}
+			if c.Call(ctx, "session.status", map[string]any{"session_id": ref.ID}, &st) == nil && strings.Contains(st.Output, "Agent Running: No") {
+				break
+			}
+		}
+	}
+}
+
+func printStatus(out *printer, s gateway.Status) {
+	if out.json {
+		out.record(jsonRecord{Type: "status", Status: &s})
+		return
+	}
+	switch s.State {
+	case gateway.StateConnected:
+		warn := ""
+		if s.MayHaveMissedEvents {
+			warn = " (events may have been missed: " + s.MissedReason + ")"
+		}
+		out.line("● %s connected%s", s.Gateway, warn)
+	case gateway.StateReconnecting:
+		out.line("○ %s reconnecting: %s", s.Gateway, s.Err)
+	case gateway.StateAuthFailed, gateway.StateConfigError:
+		out.line("✗ %s: %s", s.Gateway, s.Err)
+	}
+}
+
+func printEvent(out *printer, ev wire.Event) {
+	if out.json {
+		out.record(jsonRecord{Type: "event", Event: &ev})
+		return
+	}
+	sid := ev.Session
+	if len(sid) > 8 {
+		sid = sid[:8]
+	}
+	switch d := ev.Data.(type) {
+	case *wire.ToolStartPayload:
+		out.line("  %s/%s ▶ %s %s", ev.Gateway, sid, d.Name, approval.Redact(d.Context))
+	case *wire.ToolCompletePayload:
+		out.line("  %s/%s ■ %s done (%.1fs)", ev.Gateway, sid, d.Name, d.Duration)
+	case *wire.CompletePayload:
+		out.line("  %s/%s ✓ turn %s: %s", ev.Gateway, sid, d.Status, oneLine(d.Text))
+	case *wire.StatusPayload:
+		out.line("  %s/%s · %s", ev.Gateway, sid, d.Text)
+	case *wire.ErrorPayload:
+		out.line("  %s/%s ! %s", ev.Gateway, sid, d.Message)
+	case *wire.ResyncPayload:
+		out.line("  %s/%s ⚠ events may have been missed (%s)", ev.Gateway, sid, d.Reason)
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 100 {
+		s = s[:100] + "…"
+	}
+	return s
+}
+
+func printApproval(out *printer, c approval.Change) {
+	r := c.Request
+	id := service.ShortKey(r.Key)
+	if out.json {
+		out.record(jsonRecord{Type: "approval", Change: string(c.Kind), ID: id, Request: &r})
+		return
+	}
+	switch {
+	case c.Kind == approval.ChangeArrived:
+		out.line("")
+		out.line("┏ APPROVAL %s  %s / %s", id, r.Gateway, r.Session)
+		out.line("┃ %s", r.DisplayCommand())
+		if r.Description != "" {
+			out.line("┃ %s", r.Description)
+		}
+		out.line("┗ [%s]  keys: o once, s session, a always, d deny; expires %s", strings.Join(r.Choices, "/"), r.ExpiresAt.Local().Format("15:04:05"))
+	case c.Kind == approval.ChangeUpdated:
+		switch r.State {
+		case approval.StateResolved:
+			out.line("  %s %s: confirmed by the gateway (from %s)", id, r.Outcome.Choice, r.Outcome.Surface)
+		case approval.StateExpired:
+			out.line("  %s timed out: the command did not run", id)
+		case approval.StateCancelled:
+			out.line("  %s cancelled (%s)", id, r.Outcome.Reason)
+		case approval.StatePending:
+			if r.LastError != "" {
+				out.line("  %s not sent: %s", id, r.LastError)
+			} else if r.Uncertain {
+				out.line("  %s may still be pending (events may have been missed)", id)
+			}
+		}
+	}
+}

@@ -1,0 +1,356 @@
+// Package service composes Herald's core for every user surface (the
+// terminal commands and the desktop app): a pool of gateway channels, the
+// approval inbox fed by their events, a live view of sessions and tool
+// activity, and a local control socket through which another Herald
+// process can list and answer approvals.
+//
+// It is plain Go: no Wails, no globals; the clock, store and gateways are
+// passed in.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// Config wires a Service.
+type Config struct {
+	Clock  clock.Clock
+	Store  approval.Store // audit log; nil keeps none
+	Logger *slog.Logger
+	// Timeout is a gateway's approval timeout (default 300 s).
+	Timeout func(gateway string) time.Duration
+	// OnEvent sees every gateway event after the inbox did (e.g. for
+	// `herald watch`). Called from the gateways' goroutines.
+	OnEvent func(wire.Event)
+	// OnApproval sees every inbox change, in order (notifications).
+	OnApproval func(approval.Change)
+	// OnChange is called after anything visible changed (for batched UI
+	// pushes). It must not block.
+	OnChange func()
+}
+
+// Service is Herald's running core.
+type Service struct {
+	cfg   Config
+	clk   clock.Clock
+	log   *slog.Logger
+	inbox *approval.Inbox
+	pool  *gateway.Pool
+	ctx   context.Context
+	stop  context.CancelFunc
+
+	mu       sync.Mutex
+	sessions map[string]*SessionView // by gateway + "/" + session
+	statuses map[string]gateway.Status
+	kinds    map[string]string // gateway name -> "ws"
+}
+
+// SessionView is what Herald shows about one session.
+type SessionView struct {
+	Gateway  string `json:"gateway"`
+	ID       string `json:"id"`
+	StoredID string `json:"stored_id,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Running  bool   `json:"running"`
+	// Tool is the tool running now ("terminal: Running git status").
+	Tool string `json:"tool,omitempty"`
+	// Status is the latest status line or turn outcome.
+	Status   string    `json:"status,omitempty"`
+	LastText string    `json:"last_text,omitempty"`
+	Tokens   int64     `json:"tokens,omitempty"`
+	Updated  time.Time `json:"updated"`
+}
+
+// New builds a service; call Close when done.
+func New(cfg Config) *Service {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Service{
+		cfg: cfg, clk: cfg.Clock, log: cfg.Logger, ctx: ctx, stop: stop,
+		sessions: map[string]*SessionView{},
+		statuses: map[string]gateway.Status{},
+		kinds:    map[string]string{},
+	}
+	s.inbox = approval.New(approval.Options{
+		Clock:     cfg.Clock,
+		Store:     cfg.Store,
+		Timeout:   cfg.Timeout,
+		Answerers: s.answerer,
+		Notify: func(c approval.Change) {
+			if cfg.OnApproval != nil {
+				cfg.OnApproval(c)
+			}
+			s.changed()
+		},
+	})
+	s.pool = gateway.NewPool(ctx, s.onEvent, s.onStatus)
+	return s
+}
+
+func (s *Service) changed() {
+	if s.cfg.OnChange != nil {
+		s.cfg.OnChange()
+	}
+}
+
+func (s *Service) answerer(name string) (approval.Answerer, bool) {
+	c, ok := s.pool.Get(name)
+	if !ok {
+		return nil, false
+	}
+	return c, true
+}
+
+// Inbox is the approval inbox.
+func (s *Service) Inbox() *approval.Inbox { return s.inbox }
+
+// Pool is the set of gateway channels.
+func (s *Service) Pool() *gateway.Pool { return s.pool }
+
+// AddGateway starts a channel to a gateway.
+func (s *Service) AddGateway(cfg gateway.Config) (*gateway.Client, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = s.clk
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = s.log
+	}
+	c, err := s.pool.Add(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.kinds[c.Name()] = "ws"
+	s.mu.Unlock()
+	s.changed()
+	return c, nil
+}
+
+// RemoveGateway stops a gateway's channel and forgets its sessions.
+func (s *Service) RemoveGateway(name string) {
+	s.pool.Remove(name)
+	s.mu.Lock()
+	delete(s.statuses, name)
+	delete(s.kinds, name)
+	for k, v := range s.sessions {
+		if v.Gateway == name {
+			delete(s.sessions, k)
+		}
+	}
+	s.mu.Unlock()
+	s.changed()
+}
+
+// Reconnect asks a gateway's channel to reconnect now.
+func (s *Service) Reconnect(name string) error {
+	c, ok := s.pool.Get(name)
+	if !ok {
+		return fmt.Errorf("no gateway named %q is configured", name)
+	}
+	c.ReconnectNow()
+	return nil
+}
+
+// Answer sends a user's choice through the inbox.
+func (s *Service) Answer(ctx context.Context, key, choice, surface string, confirmAlways bool) error {
+	key, err := s.resolveKey(key)
+	if err != nil {
+		return err
+	}
+	return s.inbox.Answer(ctx, key, choice, surface, confirmAlways)
+}
+
+// Dismiss ends an uncertain request without sending anything.
+func (s *Service) Dismiss(key, surface string) error {
+	key, err := s.resolveKey(key)
+	if err != nil {
+		return err
+	}
+	return s.inbox.Dismiss(key, surface)
+}
+
+// resolveKey accepts a full key or a unique prefix of one, or of its
+// short form (ShortKey).
+func (s *Service) resolveKey(k string) (string, error) {
+	k = strings.TrimSpace(k)
+	if k == "" {
+		return "", errors.New("no approval id given: run `herald pending` to list them")
+	}
+	if _, ok := s.inbox.Get(k); ok {
+		return k, nil
+	}
+	var hits []string
+	for _, r := range s.inbox.Snapshot().Requests {
+		if strings.HasPrefix(ShortKey(r.Key), k) || strings.HasPrefix(r.Key, k) {
+			hits = append(hits, r.Key)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return "", fmt.Errorf("no approval with id %q: run `herald pending` to list them", k)
+	case 1:
+		return hits[0], nil
+	}
+	return "", fmt.Errorf("approval id %q is ambiguous (%d match): give more of it", k, len(hits))
+}
+
+// ShortKey is an approval's short id for typing: 8 hex digits derived
+// from its key.
+func ShortKey(key string) string {
+	var h uint32 = 2166136261
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	return fmt.Sprintf("%08x", h)
+}
+
+func (s *Service) onStatus(st gateway.Status) {
+	s.mu.Lock()
+	s.statuses[st.Gateway] = st
+	s.mu.Unlock()
+	s.changed()
+}
+
+// onEvent feeds the inbox and the live view, in order per gateway.
+func (s *Service) onEvent(ev wire.Event) {
+	s.inbox.Ingest(ev)
+	s.updateView(ev)
+	if s.cfg.OnEvent != nil {
+		s.cfg.OnEvent(ev)
+	}
+	s.changed()
+}
+
+const lastTextMax = 240
+
+func (s *Service) updateView(ev wire.Event) {
+	if ev.Session == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := ev.Gateway + "/" + ev.Session
+	v := s.sessions[k]
+	if v == nil {
+		v = &SessionView{Gateway: ev.Gateway, ID: ev.Session}
+		s.sessions[k] = v
+	}
+	if ev.StoredSession != "" {
+		v.StoredID = ev.StoredSession
+	}
+	v.Updated = ev.ReceivedAt
+	switch d := ev.Data.(type) {
+	case *wire.SessionInfoPayload:
+		v.Model, v.Title, v.Running = d.Model, d.Title, d.Running
+		if d.Usage != nil {
+			v.Tokens = d.Usage.Total
+		}
+	case *wire.ToolStartPayload:
+		v.Running = true
+		v.Tool = d.Name
+		if d.Context != "" {
+			v.Tool += ": " + d.Context
+		}
+	case *wire.ToolCompletePayload:
+		v.Tool = ""
+	case *wire.DeltaPayload:
+		v.Running = true
+		v.LastText = tail(v.LastText+d.Text, lastTextMax)
+	case *wire.CompletePayload:
+		v.Running, v.Tool = false, ""
+		v.Status = d.Status
+		v.LastText = tail(d.Text, lastTextMax)
+		if d.Usage != nil {
+			v.Tokens = d.Usage.Total
+		}
+	case *wire.StatusPayload:
+		v.Status = d.Text
+	case *wire.ErrorPayload:
+		v.Status = "error: " + d.Message
+	}
+	if ev.Kind == wire.MessageStart {
+		v.Running, v.LastText = true, ""
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// View is everything a surface shows.
+type View struct {
+	At        time.Time          `json:"at"`
+	Gateways  []gateway.Status   `json:"gateways"`
+	Sessions  []SessionView      `json:"sessions"`
+	Approvals []approval.Request `json:"approvals"` // live, oldest first
+	Recent    []approval.Request `json:"recent"`    // ended, newest first
+	// AuditError says the audit log could not be written.
+	AuditError string `json:"audit_error,omitempty"`
+}
+
+// View returns a consistent snapshot.
+func (s *Service) View() View {
+	snap := s.inbox.Snapshot()
+	v := View{At: s.clk.Now(), AuditError: snap.AuditError}
+	for _, r := range snap.Requests {
+		if r.State.Live() {
+			v.Approvals = append(v.Approvals, r)
+		} else {
+			v.Recent = append([]approval.Request{r}, v.Recent...)
+		}
+	}
+	s.mu.Lock()
+	for _, st := range s.statuses {
+		v.Gateways = append(v.Gateways, st)
+	}
+	for _, sv := range s.sessions {
+		v.Sessions = append(v.Sessions, *sv)
+	}
+	s.mu.Unlock()
+	sort.Slice(v.Gateways, func(i, j int) bool { return v.Gateways[i].Gateway < v.Gateways[j].Gateway })
+	sort.Slice(v.Sessions, func(i, j int) bool {
+		a, b := v.Sessions[i], v.Sessions[j]
+		if a.Gateway != b.Gateway {
+			return a.Gateway < b.Gateway
+		}
+		return a.ID < b.ID
+	})
+	return v
+}
+
+// History lists audit entries.
+func (s *Service) History(f approval.Filter) ([]approval.Entry, error) {
+	if s.cfg.Store == nil {
+		return nil, errors.New("Herald keeps no audit log in this mode")
+	}
+	return s.cfg.Store.List(f)
+}
+
+// Close stops every channel and the inbox.
+func (s *Service) Close() {
+	s.pool.Close()
+	s.stop()
+	s.inbox.Close()
+}
