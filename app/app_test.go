@@ -210,7 +210,9 @@ func TestTrayAndWindowAnswer(t *testing.T) {
 		t.Fatalf("tray answer reached the gateway as %q", c)
 	}
 	_, agent2, _ := srv.RequestApproval(live, hermestest.ApprovalSpec{Command: "rm -rf ./x"})
-	p.waitFor(t, "second pending", func(f *fakePlatform) bool { return len(f.last.Approvals) == 1 && f.last.Approvals[0].Command == "rm -rf ./x" })
+	p.waitFor(t, "second pending", func(f *fakePlatform) bool {
+		return len(f.last.Approvals) == 1 && f.last.Approvals[0].Command == "rm -rf ./x"
+	})
 	key := a.Snapshot().Approvals[0].Key
 	if err := a.Answer(key, "always", false); err == nil {
 		t.Fatal("always accepted without confirmation")

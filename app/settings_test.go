@@ -44,9 +44,18 @@ func TestSettingsRoundTripWithoutSecrets(t *testing.T) {
 
 type brokenKeyring struct{ block chan struct{} }
 
-func (b brokenKeyring) Get(string, string) (string, error) { <-b.block; return "", errors.New("dbus: no such service") }
-func (b brokenKeyring) Set(string, string, string) error   { <-b.block; return errors.New("dbus: no such service") }
-func (b brokenKeyring) Delete(string, string) error        { <-b.block; return errors.New("dbus: no such service") }
+func (b brokenKeyring) Get(string, string) (string, error) {
+	<-b.block
+	return "", errors.New("dbus: no such service")
+}
+func (b brokenKeyring) Set(string, string, string) error {
+	<-b.block
+	return errors.New("dbus: no such service")
+}
+func (b brokenKeyring) Delete(string, string) error {
+	<-b.block
+	return errors.New("dbus: no such service")
+}
 
 func TestSecretsUseTheKeychain(t *testing.T) {
 	keyring.MockInit() // process-wide: not parallel

@@ -178,7 +178,7 @@ func (a *propAnswerer) send(ctx context.Context, method, session, choice, reques
 		}
 	case "cancel":
 		if r.Dialect == DialectEvent {
-			m.in.Ingest(toolDone(r.Gateway, r.Session, r.Command, timedOut, m.clk.Now()))
+			m.in.Ingest(event(r.Gateway, r.Session, wire.MessageComplete, m.clk.Now(), wire.CompletePayload{Status: "interrupted"}))
 		} else {
 			m.in.Ingest(cancel(r.Gateway, r.Session, r.RequestID, "resolved", m.clk.Now()))
 		}
