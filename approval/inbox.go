@@ -404,8 +404,6 @@ func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item
 		return nil, &EndedError{State: it.State, Outcome: it.Outcome}
 	case !it.Offers(choice):
 		return nil, fmt.Errorf("%q is not offered for this request; choose one of: %s", choice, strings.Join(it.Choices, ", "))
-	case choice == ChoiceAlways && !confirmAlways:
-		return nil, ErrConfirmAlways
 	}
 	if first := in.fifoHeadLocked(it); first != it {
 		return nil, fmt.Errorf("answer the earlier request from this session first (%s): this gateway applies answers in arrival order", first.DisplayCommand())

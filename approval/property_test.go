@@ -49,11 +49,19 @@ type callKey struct{}
 type answerCall struct {
 	key, choice, surface string
 	confirm              bool
-	mode                 string // what the Answerer does: ok, none, fail, cancel
+	mode                 string // what the Answerer does, one of sendModes
 	sends                int
+	// arrived, when set, is signalled once the call is in the send or has
+	// returned without sending; the send then waits for gate.
+	arrived chan<- struct{}
+	gate    <-chan struct{}
 }
 
-var sendModes = []string{"ok", "none", "fail", "cancel"}
+// sendModes: the gateway takes the answer (ok), takes it after Herald's
+// deadline (slow), has nothing pending (none), has nothing pending because
+// the deadline passed (late), the send fails (fail), or the request is
+// withdrawn while the answer is on its way (cancel).
+var sendModes = []string{"ok", "slow", "none", "late", "fail", "cancel"}
 
 const leak = "LEAKED-TOKEN"
 
@@ -150,6 +158,10 @@ func (a *propAnswerer) send(ctx context.Context, method, session, choice, reques
 	c.sends++
 	sends := c.sends
 	m.mu.Unlock()
+	if c.arrived != nil {
+		c.arrived <- struct{}{}
+		<-c.gate
+	}
 	r, ok := m.in.Get(c.key)
 	switch {
 	case sends > 1:
@@ -170,8 +182,17 @@ func (a *propAnswerer) send(ctx context.Context, method, session, choice, reques
 		m.violate("event form answered with %s %q %q", method, session, requestID)
 	}
 	switch c.mode {
+	case "slow", "late":
+		m.clk.Advance(r.ExpiresAt.Sub(m.clk.Now()))
+	}
+	switch c.mode {
 	case "fail":
 		return 0, fmt.Errorf("write wss://gw/api/ws?token=%s: connection reset", leak)
+	case "late":
+		if r.Dialect == DialectServerRequest {
+			return 0, errors.New("write: deadline exceeded")
+		}
+		return 0, nil
 	case "none":
 		if r.Dialect == DialectEvent {
 			return 0, nil
@@ -300,21 +321,40 @@ func (m *model) actions() map[string]func(*rapid.T) {
 			switch {
 			case err == nil && (!known || before.State != StatePending || !before.Offers(c.choice) || (c.choice == ChoiceAlways && !c.confirm)):
 				rt.Fatalf("Answer %+v succeeded on %+v", c, before)
-			case err != nil && c.mode == "ok" && c.sends == 1:
-				rt.Fatalf("Answer %+v failed although the gateway took it: %v", c, err)
 			}
-			if after, _ := m.in.Get(c.key); c.sends == 1 && c.mode != "ok" && !(c.mode == "none" && after.Dialect == DialectServerRequest) && after.State == StateResolved {
+			after, _ := m.in.Get(c.key)
+			taken := c.mode == "ok" || c.mode == "slow" || (c.mode == "none" && after.Dialect == DialectServerRequest)
+			switch {
+			case c.sends == 1 && !taken && after.State == StateResolved:
 				rt.Fatalf("Answer %+v resolved although the gateway did not take it: %+v", c, after)
+			case c.sends == 1 && taken && after.State != StateResolved:
+				rt.Fatalf("Answer %+v was taken by the gateway but the request is %+v", c, after)
+			case c.sends == 1 && c.mode == "late" && after.State != StateExpired:
+				rt.Fatalf("Answer %+v came too late but the request is %+v", c, after)
 			}
 		},
 		"answer from two surfaces": func(rt *rapid.T) {
+			// Both calls reach the inbox before either send completes.
 			a, b := m.drawCall(rt), m.drawCall(rt)
 			b.key = a.key
+			arrived, gate := make(chan struct{}), make(chan struct{})
 			errs := make([]error, 2)
 			var wg sync.WaitGroup
 			for i, c := range []*answerCall{a, b} {
-				wg.Go(func() { errs[i] = m.answer(c) })
+				c.arrived, c.gate = arrived, gate
+				wg.Go(func() {
+					errs[i] = m.answer(c)
+					m.mu.Lock()
+					unsent := c.sends == 0
+					m.mu.Unlock()
+					if unsent {
+						arrived <- struct{}{}
+					}
+				})
 			}
+			<-arrived
+			<-arrived
+			close(gate)
 			wg.Wait()
 			if errs[0] == nil && errs[1] == nil {
 				rt.Fatalf("both surfaces' answers succeeded for %s", a.key)

@@ -77,8 +77,10 @@ func dropRun(t *testing.T, seed uint64) error {
 	srv.SetFaults(hermestest.Faults{DuplicateEvents: rng.IntN(2) == 0})
 	srv.CutAfter(cutAt)
 	// Emit part of the burst while the client is reconnecting, so live
-	// frames overlap the replay.
-	pauseAt := cutAt + rng.IntN(burst-cutAt+5)
+	// frames overlap the replay. The pause comes after at least one more
+	// frame than the cut point (every delta is a frame), so the cut has
+	// happened by then.
+	pauseAt := cutAt + 1 + rng.IntN(burst-cutAt+5)
 	var wantApprovals []string
 	for i := 0; i < burst; i++ {
 		if i == pauseAt {
