@@ -1,0 +1,116 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+func ev(kind, session string, payload any) wire.Event {
+	b, _ := json.Marshal(payload)
+	e := wire.Event{Gateway: "gw", Session: session, Kind: kind, Payload: b, ReceivedAt: time.Unix(100, 0)}
+	e.DecodeData()
+	return e
+}
+
+func TestLiveViewFollowsToolActivity(t *testing.T) {
+	t.Parallel()
+	s := New(Config{Clock: clock.NewFake(time.Unix(0, 0))})
+	defer s.Close()
+	steps := []struct {
+		ev   wire.Event
+		want func(SessionView) bool
+		what string
+	}{
+		{ev(wire.SessionInfo, "s1", map[string]any{"model": "m", "running": false, "title": "t"}), func(v SessionView) bool { return v.Model == "m" && v.Title == "t" && !v.Running }, "session.info"},
+		{ev(wire.MessageStart, "s1", nil), func(v SessionView) bool { return v.Running }, "message.start"},
+		{ev(wire.ToolStart, "s1", map[string]any{"name": "terminal", "context": "Running ls"}), func(v SessionView) bool { return v.Tool == "terminal: Running ls" }, "tool.start"},
+		{ev(wire.ToolComplete, "s1", map[string]any{"name": "terminal"}), func(v SessionView) bool { return v.Tool == "" && v.Running }, "tool.complete"},
+		{ev(wire.MessageDelta, "s1", map[string]any{"text": "hi "}), func(v SessionView) bool { return v.LastText == "hi " }, "delta"},
+		{ev(wire.MessageComplete, "s1", map[string]any{"text": "done", "status": "complete", "usage": map[string]any{"total": 42}}), func(v SessionView) bool {
+			return !v.Running && v.Status == "complete" && v.LastText == "done" && v.Tokens == 42
+		}, "complete"},
+	}
+	for _, st := range steps {
+		s.onEvent(st.ev)
+		v := s.View()
+		if len(v.Sessions) != 1 || !st.want(v.Sessions[0]) {
+			t.Fatalf("after %s: %+v", st.what, v.Sessions)
+		}
+	}
+}
+
+func TestResolveKeyAndControl(t *testing.T) {
+	t.Parallel()
+	s := New(Config{Clock: clock.NewFake(time.Unix(0, 0)), Store: approval.NewMemoryStore()})
+	defer s.Close()
+	for _, cmd := range []string{"rm -rf ./a", "rm -rf ./b"} {
+		s.onEvent(ev(wire.ApprovalRequest, "s1", map[string]any{"command": cmd, "choices": []string{"once", "deny"}}))
+	}
+	pend := s.Inbox().Pending()
+	if len(pend) != 2 {
+		t.Fatalf("%d pending", len(pend))
+	}
+	short := ShortKey(pend[0].Key)
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{short, pend[0].Key, ""},
+		{short[:6], pend[0].Key, ""},
+		{pend[1].Key, pend[1].Key, ""},
+		{"", "", "no approval id"},
+		{"zzzz", "", "no approval with id"},
+	} {
+		got, err := s.resolveKey(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("resolveKey(%q) error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("resolveKey(%q) = %q, %v", tc.in, got, err)
+		}
+	}
+
+	path := filepath.Join(t.TempDir(), "ctl.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.ServeControl(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ServeControl(ctx, path); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Fatalf("second server on the same socket: %v", err)
+	}
+	resp, err := Control(ctx, path, ControlRequest{Op: "pending"})
+	if err != nil || len(resp.Pending) != 2 {
+		t.Fatalf("pending over control: %+v %v", resp, err)
+	}
+	// No gateway is connected: the answer cannot be sent and the request
+	// stays pending with the error visible.
+	_, err = Control(ctx, path, ControlRequest{Op: "approve", Key: short, Choice: "once"})
+	if err == nil || !strings.Contains(err.Error(), "gw") {
+		t.Fatalf("approve without a connected gateway: %v", err)
+	}
+	t.Logf("user sees: %v", err)
+	if r, _ := s.Inbox().Get(pend[0].Key); r.State != approval.StatePending {
+		t.Fatalf("after a failed send the request is %s, want pending", r.State)
+	}
+	if _, err := Control(ctx, path, ControlRequest{Op: "bogus"}); err == nil || !strings.Contains(err.Error(), "unknown operation") {
+		t.Fatalf("bogus op: %v", err)
+	}
+	resp, err = Control(ctx, path, ControlRequest{Op: "log"})
+	if err != nil || len(resp.Log) < 2 {
+		t.Fatalf("log over control: %d entries, %v", len(resp.Log), err)
+	}
+	if _, err := Control(ctx, filepath.Join(t.TempDir(), "none.sock"), ControlRequest{Op: "pending"}); err != ErrNoDaemon {
+		t.Fatalf("no daemon: %v", err)
+	}
+}
