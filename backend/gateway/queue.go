@@ -1,21 +1,30 @@
 package gateway
 
 import (
+	"encoding/json"
 	"sync"
 
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
-// queue is an ordered, unbounded FIFO of events between the socket reader
-// and the consumer's callback, so a slow consumer never stalls the reader
-// (which must keep answering pings and matching responses).
+// queue sits between the socket reader and the consumer's callback, so a
+// slow consumer never stalls the reader (which must keep answering pings and
+// matching responses). It has two lanes: approvals and their cancellations
+// go first, so a prompt is never queued behind a flood of streaming text;
+// everything else keeps its order. Under a backlog, consecutive
+// message.delta events of one session are merged (their text concatenated,
+// nothing lost), which bounds memory during a flood.
 type queue struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
+	urgent []wire.Event
 	items  []wire.Event
 	head   int
 	closed bool
 }
+
+// coalesceAfter is the backlog beyond which deltas are merged.
+const coalesceAfter = 1024
 
 func newQueue() *queue {
 	q := &queue{}
@@ -23,24 +32,70 @@ func newQueue() *queue {
 	return q
 }
 
+func urgent(ev wire.Event) bool {
+	return ev.IsApproval() || ev.Kind == wire.RequestCancel
+}
+
 func (q *queue) push(evs ...wire.Event) {
 	if len(evs) == 0 {
 		return
 	}
 	q.mu.Lock()
-	if !q.closed {
-		q.items = append(q.items, evs...)
-		q.cond.Signal()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
 	}
-	q.mu.Unlock()
+	for _, ev := range evs {
+		switch {
+		case urgent(ev):
+			q.urgent = append(q.urgent, ev)
+		case len(q.items)-q.head >= coalesceAfter && q.merge(ev):
+		default:
+			q.items = append(q.items, ev)
+		}
+	}
+	q.cond.Signal()
+}
+
+// merge folds a delta into the queued delta before it, if they belong
+// together. Caller holds q.mu.
+func (q *queue) merge(ev wire.Event) bool {
+	if ev.Kind != wire.MessageDelta || len(q.items) == q.head {
+		return false
+	}
+	last := &q.items[len(q.items)-1]
+	if last.Kind != wire.MessageDelta || last.Gateway != ev.Gateway || last.Session != ev.Session || last.Replayed != ev.Replayed {
+		return false
+	}
+	a, ok1 := last.Data.(*wire.DeltaPayload)
+	b, ok2 := ev.Data.(*wire.DeltaPayload)
+	if !ok1 || !ok2 {
+		return false
+	}
+	merged := &wire.DeltaPayload{Text: a.Text + b.Text}
+	raw, err := json.Marshal(merged)
+	if err != nil {
+		return false
+	}
+	last.Data, last.Payload = merged, raw
+	if ev.Seq > last.Seq {
+		last.Seq = ev.Seq
+	}
+	return true
 }
 
 // pop blocks until an event is available or the queue is closed and empty.
 func (q *queue) pop() (wire.Event, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.head == len(q.items) && !q.closed {
+	for len(q.urgent) == 0 && q.head == len(q.items) && !q.closed {
 		q.cond.Wait()
+	}
+	if len(q.urgent) > 0 {
+		ev := q.urgent[0]
+		q.urgent[0] = wire.Event{}
+		q.urgent = q.urgent[1:]
+		return ev, true
 	}
 	if q.head == len(q.items) {
 		return wire.Event{}, false
@@ -60,7 +115,7 @@ func (q *queue) pop() (wire.Event, bool) {
 func (q *queue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.items) - q.head
+	return len(q.urgent) + len(q.items) - q.head
 }
 
 // close lets pop drain what is queued, then report false.
