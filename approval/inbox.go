@@ -46,7 +46,9 @@ type Options struct {
 	// Keep is how long ended requests stay in the inbox (default
 	// DefaultKeep); the Store keeps its own, longer history.
 	Keep time.Duration
-	// Notify receives every change, in order. It may call the Inbox.
+	// Notify receives every change, in order and one at a time, on the
+	// goroutine that caused it or the expiry timer's. It may call the
+	// Inbox; it should not block for long.
 	Notify func(Change)
 }
 
@@ -64,14 +66,14 @@ const (
 
 // Change is one notification: the request as it is after the change.
 type Change struct {
-	Kind    ChangeKind
-	At      time.Time
-	Request Request
+	Kind    ChangeKind // what happened
+	At      time.Time  // when it happened
+	Request Request    // a copy, after the change
 }
 
 // Snapshot is the whole inbox for a UI.
 type Snapshot struct {
-	At time.Time
+	At time.Time // when it was taken
 	// Requests are all requests in the inbox, live and ended, by ReceivedAt.
 	Requests []Request
 	// AuditError is why the audit log could not be written, if it failed
@@ -404,15 +406,23 @@ func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item
 		return nil, &EndedError{State: it.State, Outcome: it.Outcome}
 	case !it.Offers(choice):
 		return nil, fmt.Errorf("%q is not offered for this request; choose one of: %s", choice, strings.Join(it.Choices, ", "))
+	case choice == ChoiceAlways && !confirmAlways:
+		return nil, ErrConfirmAlways
 	}
-	if first := in.fifoHeadLocked(it); first != it {
-		return nil, fmt.Errorf("answer the earlier request from this session first (%s): this gateway applies answers in arrival order", first.DisplayCommand())
+	switch first := in.fifoHeadLocked(it); {
+	case first == it:
+	case first.State == StateAnswering:
+		return nil, fmt.Errorf("an answer to the earlier request from this session (%s) is on its way; this gateway applies answers in arrival order, so answer this one once that is confirmed", first.DisplayCommand())
+	case first.Uncertain:
+		return nil, fmt.Errorf("this gateway applies answers in arrival order: answer the earlier request from this session first (%s), or dismiss it if it is no longer waiting", first.DisplayCommand())
+	default:
+		return nil, fmt.Errorf("this gateway applies answers in arrival order: answer the earlier request from this session first (%s)", first.DisplayCommand())
 	}
 	return it, nil
 }
 
 // fifoHeadLocked returns the oldest open request that an id-less
-// approval.respond for it's session would reach (it itself for the other
+// approval.respond for its session would reach (it itself for the other
 // forms).
 func (in *Inbox) fifoHeadLocked(it *item) *item {
 	if it.Dialect != DialectEvent || it.QueueID != "" {

@@ -398,7 +398,7 @@ func TestFIFOOrderForIdlessEvents(t *testing.T) {
 	f.in.Ingest(legacy("g1", "s1", "rm -rf ./build", t0))
 	f.in.Ingest(srq("g1", "s1", "srq-1", "x", t0)) // other forms are answered by id
 	err := f.in.Answer(ctx, "g1/ev/s1/2", "once", "tray", false)
-	if err == nil || !strings.Contains(err.Error(), "answer the earlier request from this session first (git reset --hard HEAD)") {
+	if err == nil || !strings.HasSuffix(err.Error(), "answer the earlier request from this session first (git reset --hard HEAD)") {
 		t.Fatalf("err = %v", err)
 	}
 	if err := f.in.Answer(ctx, "g1/srq/srq-1", "once", "tray", false); err != nil {
@@ -425,6 +425,9 @@ func TestResyncMakesLegacyRequestsUncertain(t *testing.T) {
 	}
 	if want := map[string]bool{"a": true, "b": true, "c": false, "d": false}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("uncertain %v, want %v", got, want)
+	}
+	if err := f.in.Answer(ctx, "g1/ev/s1/2", "once", "window", false); err == nil || !strings.Contains(err.Error(), "or dismiss it if it is no longer waiting") {
+		t.Fatalf("answering behind an uncertain request: %v", err)
 	}
 	if err := f.in.Dismiss("g1/srq/srq-1", "tray"); err == nil || !strings.Contains(err.Error(), "cannot be dismissed") {
 		t.Fatalf("dismissing a certain request: %v", err)

@@ -22,6 +22,11 @@ import (
 // interrupted message.complete end the session's request that Herald did
 // not answer.
 func (in *Inbox) Ingest(ev wire.Event) {
+	switch ev.Kind {
+	case wire.ApprovalRequest, wire.ApprovalServerRequest, wire.RequestCancel, wire.Resync, wire.ToolComplete, wire.MessageComplete:
+	default:
+		return
+	}
 	decodeErr := error(nil)
 	if ev.Data == nil && len(ev.Payload) > 0 {
 		decodeErr = ev.DecodeData()

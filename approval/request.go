@@ -99,30 +99,30 @@ type Request struct {
 	// gateway + queue id for events that carry one, and otherwise gateway
 	// + stored-or-live session + a per-session arrival number.
 	Key           string   `json:"key"`
-	Gateway       string   `json:"gateway"`
+	Gateway       string   `json:"gateway"`                  // the gateway's name, as in wire.Event
 	Session       string   `json:"session"`                  // live session id, used to answer the event form
 	StoredSession string   `json:"stored_session,omitempty"` // durable session key, when known
 	Run           string   `json:"run,omitempty"`            // API-server run id (not used by the WebSocket dialects)
 	RequestID     string   `json:"request_id,omitempty"`     // srq id of the server-request form
 	QueueID       string   `json:"queue_id,omitempty"`       // the gateway's approval-queue id, when given
 	Command       string   `json:"command"`                  // as sent; see DisplayCommand
-	Description   string   `json:"description,omitempty"`
-	PatternKeys   []string `json:"pattern_keys,omitempty"`
+	Description   string   `json:"description,omitempty"`    // why the gateway asks, for people
+	PatternKeys   []string `json:"pattern_keys,omitempty"`   // the dangerous patterns matched
 	// Choices are exactly the answers the gateway offers.
 	Choices    []string  `json:"choices"`
-	ReceivedAt time.Time `json:"received_at"`
+	ReceivedAt time.Time `json:"received_at"` // when Herald first received it
 	// ExpiresAt is ReceivedAt plus the gateway's configured timeout. (The
 	// gateway's own expires_at reads its monotonic clock, not wall time.)
 	ExpiresAt time.Time `json:"expires_at"`
-	Dialect   Dialect   `json:"dialect"`
-	State     State     `json:"state"`
+	Dialect   Dialect   `json:"dialect"` // how it is answered
+	State     State     `json:"state"`   // where it is in its life cycle
 	// Uncertain means Herald cannot know whether the gateway still waits
 	// (events may have been missed across a reconnect). The request stays
 	// answerable; for the 0.18.2 dialect an answer goes to whatever the
 	// gateway holds first for the session, so surfaces should say so, and
 	// may Dismiss the request instead.
 	Uncertain bool    `json:"uncertain,omitempty"`
-	Outcome   Outcome `json:"outcome"`
+	Outcome   Outcome `json:"outcome"` // the latest transition
 	// LastError is why the last answer could not be sent; the request is
 	// pending again and can be answered again.
 	LastError string `json:"last_error,omitempty"`
@@ -144,12 +144,13 @@ func (r Request) clone() Request {
 // AnsweredError is returned by Answer and Dismiss for a request that an
 // answer already reached (or is on its way to) the gateway.
 type AnsweredError struct {
-	Choice, Surface string
-	At              time.Time
+	Choice, Surface string    // the first answer
+	At              time.Time // when it was given
 	// InFlight is true while the first answer is still being sent.
 	InFlight bool
 }
 
+// Error says who answered and what to do.
 func (e *AnsweredError) Error() string {
 	if e.InFlight {
 		return fmt.Sprintf("this request is already being answered (%q from %s); wait for the gateway to confirm it", e.Choice, e.Surface)
@@ -161,14 +162,15 @@ func (e *AnsweredError) Error() string {
 // longer waiting, and by Answer when the gateway turned out to have nothing
 // pending any more.
 type EndedError struct {
-	State   State
-	Outcome Outcome
+	State   State   // the final state
+	Outcome Outcome // how it ended
 	// Sent is true when Herald's answer was sent but had no effect.
 	Sent bool
 	// Cause is the send error, if the send failed after the deadline.
 	Cause error
 }
 
+// Error says how the request ended and whether anything was sent.
 func (e *EndedError) Error() string {
 	what := "this request is no longer waiting"
 	switch {
@@ -193,17 +195,20 @@ func (e *EndedError) Error() string {
 	return what + "; nothing was sent"
 }
 
+// Unwrap returns Cause.
 func (e *EndedError) Unwrap() error { return e.Cause }
 
 // SendError is returned by Answer when the answer could not be delivered.
 // The request is pending again and the user can retry.
 type SendError struct {
-	Gateway, Choice string
-	Err             error
+	Gateway, Choice string // where the answer was going, and what it was
+	Err             error  // from the Answerer; its text is scrubbed in Error
 }
 
+// Error says what failed, without credentials, and that a retry is possible.
 func (e *SendError) Error() string {
 	return fmt.Sprintf("sending %q to gateway %s failed: %s; the request is still pending, try again", e.Choice, e.Gateway, scrub(e.Err.Error()))
 }
 
+// Unwrap returns Err.
 func (e *SendError) Unwrap() error { return e.Err }

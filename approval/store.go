@@ -8,32 +8,31 @@ import (
 
 // Entry is one audit log record: a request's arrival or a change of its
 // state. It never holds credentials: commands are stored redacted and
-// error text scrubbed.
+// error text scrubbed. The fields mirror Request and its Outcome.
 type Entry struct {
-	// Seq is assigned by the Store, increasing.
-	Seq           uint64       `json:"seq"`
-	At            time.Time    `json:"at"`
-	Kind          ChangeKind   `json:"kind"`
-	Key           string       `json:"key"`
-	Gateway       string       `json:"gateway"`
-	Session       string       `json:"session,omitempty"`
-	StoredSession string       `json:"stored_session,omitempty"`
-	Dialect       Dialect      `json:"dialect,omitempty"`
-	Command       string       `json:"command,omitempty"`     // arrivals only, redacted
-	Description   string       `json:"description,omitempty"` // arrivals only
-	State         State        `json:"state"`
-	Uncertain     bool         `json:"uncertain,omitempty"`
-	Choice        string       `json:"choice,omitempty"`
-	Surface       string       `json:"surface,omitempty"`
-	Reason        CancelReason `json:"reason,omitempty"`
-	Detail        string       `json:"detail,omitempty"`
-	Error         string       `json:"error,omitempty"` // failure or last send error, scrubbed
+	Seq           uint64       `json:"seq"`                      // assigned by the Store, increasing
+	At            time.Time    `json:"at"`                       // when the change happened
+	Kind          ChangeKind   `json:"kind"`                     // arrived or updated
+	Key           string       `json:"key"`                      // Request.Key
+	Gateway       string       `json:"gateway"`                  // Request.Gateway
+	Session       string       `json:"session,omitempty"`        // Request.Session
+	StoredSession string       `json:"stored_session,omitempty"` // Request.StoredSession
+	Dialect       Dialect      `json:"dialect,omitempty"`        // Request.Dialect
+	Command       string       `json:"command,omitempty"`        // arrivals only, redacted
+	Description   string       `json:"description,omitempty"`    // arrivals only
+	State         State        `json:"state"`                    // the state after the change
+	Uncertain     bool         `json:"uncertain,omitempty"`      // Request.Uncertain
+	Choice        string       `json:"choice,omitempty"`         // Outcome.Choice
+	Surface       string       `json:"surface,omitempty"`        // Outcome.Surface
+	Reason        CancelReason `json:"reason,omitempty"`         // Outcome.Reason
+	Detail        string       `json:"detail,omitempty"`         // Outcome.Detail, scrubbed
+	Error         string       `json:"error,omitempty"`          // failure or last send error, scrubbed
 }
 
 // Filter selects entries for List. Zero fields match everything.
 type Filter struct {
-	Key     string
-	Gateway string
+	Key     string    // one request
+	Gateway string    // one gateway
 	Since   time.Time // entries at or after
 	// Limit keeps only the newest Limit matches (0: all).
 	Limit int

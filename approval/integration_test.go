@@ -1,0 +1,103 @@
+package approval
+
+import (
+	"context"
+	"testing"
+
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/hermestest"
+)
+
+// TestWithGatewayClient runs the inbox behind the real gateway client
+// against the fake Hermes gateway, in both dialects, with and without a
+// reconnect while the approval is pending.
+func TestWithGatewayClient(t *testing.T) {
+	t.Parallel()
+	for _, d := range []hermestest.Dialect{hermestest.Legacy, hermestest.Modern} {
+		for _, reconnect := range []bool{false, true} {
+			t.Run(d.String()+map[bool]string{false: "", true: "/reconnect"}[reconnect], func(t *testing.T) {
+				t.Parallel()
+				srv := hermestest.NewServer(hermestest.Options{Dialect: d})
+				defer srv.Close()
+				clk := clock.NewFake(t0)
+				connected := make(chan int, 10) // dial count at each connect
+				var client *gateway.Client
+				f := newFixture(t, func(o *Options) {
+					o.Clock = clk
+					o.Answerers = func(string) (Answerer, bool) { return client, true }
+				})
+				client, err := gateway.New(gateway.Config{
+					Name: "gw", URL: srv.URL, Token: srv.Token(), Clock: clk,
+					Rand:    func() float64 { return 0.5 },
+					OnEvent: f.in.Ingest,
+					OnStatus: func(s gateway.Status) {
+						switch s.State {
+						case gateway.StateReconnecting:
+							clk.Advance(s.NextRetry.Sub(clk.Now()))
+						case gateway.StateConnected:
+							connected <- s.Dials
+						}
+					},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), guard)
+				defer cancel()
+				go client.Run(ctx)
+				waitDials := func(n int) {
+					for {
+						select {
+						case got := <-connected:
+							if got >= n {
+								return
+							}
+						case <-ctx.Done():
+							t.Fatalf("not connected (dial %d)", n)
+						}
+					}
+				}
+				waitDials(1)
+				ref, err := client.CreateSession(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := client.Call(ctx, "prompt.submit", map[string]any{"session_id": ref.ID, "text": "approve-me: git reset --hard HEAD"}, nil); err != nil {
+					t.Fatal(err)
+				}
+				c := f.waitChange(t, "arrival", func(c Change) bool { return c.Kind == ChangeArrived })
+				if len(srv.Answers()) != 0 {
+					t.Fatal("the gateway got an answer before the user gave one")
+				}
+				if reconnect {
+					srv.Kick()
+					waitDials(2)
+					if d == hermestest.Legacy {
+						f.waitChange(t, "uncertain after the reconnect", func(c Change) bool { return c.Request.Uncertain })
+					}
+				}
+				if err := f.in.Answer(ctx, c.Request.Key, "once", "tray", false); err != nil {
+					t.Fatal(err)
+				}
+				for {
+					ch := srv.Changed()
+					if len(srv.Answers()) > 0 {
+						break
+					}
+					select {
+					case <-ch:
+					case <-ctx.Done():
+						t.Fatal("the gateway never got the answer")
+					}
+				}
+				if got := srv.Answers(); len(got) != 1 || got[0].Choice != "once" || got[0].Command != "git reset --hard HEAD" {
+					t.Fatalf("gateway answers %+v", got)
+				}
+				if r := f.get(t, c.Request.Key); r.State != StateResolved || r.Outcome.Surface != "tray" || r.Uncertain {
+					t.Fatalf("request %+v", r)
+				}
+			})
+		}
+	}
+}
