@@ -155,7 +155,8 @@ type CancelPayload struct {
 
 // ResyncPayload explains a Resync event.
 type ResyncPayload struct {
-	Reason string `json:"reason"` // "truncated", "epoch", "no-replay", "replay-failed"
+	// Reason is epoch, truncated, no-replay, new-runtime, resume-failed or replay-failed.
+	Reason string `json:"reason"`
 }
 
 // typedPayload returns a new value to decode a kind's payload into.
