@@ -1,0 +1,507 @@
+// Package apiserver monitors and answers Hermes Agent runs through the
+// messaging gateway's OpenAI-compatible API server (default
+// http://127.0.0.1:8642, bearer key API_SERVER_KEY), and feeds what it sees
+// into Herald's normalized event model (wire.Event), like package gateway
+// does for the dashboard's WebSocket.
+//
+// A Client starts runs (POST /v1/runs, with an Idempotency-Key so a retried
+// start never starts two runs), follows each run's server-sent event stream
+// (GET /v1/runs/{id}/events), answers approvals (POST
+// /v1/runs/{id}/approval) and stops runs. Streams that drop are resumed with
+// Last-Event-ID where the server sends event ids; where it does not (Hermes
+// 0.18.2 serves exactly one reader per run and forgets the stream when that
+// reader goes), the client falls back to polling GET /v1/runs/{id} on its
+// clock and says in its Status that live events were interrupted.
+//
+// The SSE parser (SSEReader) and the event mapping (Normalizer,
+// ChatStreamEvents) are exported for reuse with other Hermes streams, such
+// as streaming chat completions that carry "event: approval.request".
+//
+// The client never sends an Origin header (the API server refuses unknown
+// origins with 403) and never logs the key or puts it in an error.
+package apiserver
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// DefaultURL is where Hermes' API server listens unless configured
+// otherwise (API_SERVER_HOST / API_SERVER_PORT).
+const DefaultURL = "http://127.0.0.1:8642"
+
+// Timing defaults.
+const (
+	// DefaultPollInterval is how often a run's status is polled when no
+	// live stream can be had.
+	DefaultPollInterval = 2 * time.Second
+	// DefaultIdleTimeout is how long a run stream may stay silent before
+	// it is declared dead. Hermes sends ": keepalive" every 30 s.
+	DefaultIdleTimeout = 75 * time.Second
+	// DefaultMaxRetryAfter bounds how long a Retry-After is waited out; a
+	// longer one is returned to the caller as the error.
+	DefaultMaxRetryAfter = 2 * time.Minute
+	// callTimeout bounds one REST request (not streams).
+	callTimeout = 30 * time.Second
+	// maxBody bounds a REST response body.
+	maxBody = 4 << 20
+)
+
+// Config describes one API server and how to reach it.
+type Config struct {
+	// Name identifies the server in events and status (default: URL).
+	Name string
+	// URL is the server's base URL (default DefaultURL). "host:port"
+	// without a scheme means http. A trailing /v1 is accepted.
+	URL string
+	// Key is API_SERVER_KEY, sent as "Authorization: Bearer <key>". It is
+	// never logged and never appears in errors.
+	Key string
+	// Header is added to every request. Origin and Authorization entries
+	// are ignored: Herald never sends an Origin, and the key goes in Key.
+	Header http.Header
+	// RootCAs, when set, replaces the system roots for https://.
+	RootCAs *x509.CertPool
+	// HTTPClient, when set, is used for every request (RootCAs and
+	// DialContext are then ignored). It should not follow redirects and
+	// must not have a Timeout, which would cut event streams.
+	HTTPClient *http.Client
+	// DialContext, when set, replaces net.Dialer (tests put a chaos proxy
+	// in the path with it).
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// Clock drives backoff, polling, Retry-After waits and the stream idle
+	// watchdog (default: real).
+	Clock clock.Clock
+	// Backoff tunes retry delays (full jitter, bounded).
+	Backoff gateway.Backoff
+	// Rand returns uniform numbers in [0,1) for jitter (default math/rand).
+	Rand func() float64
+	// MaxRetries bounds retries of one REST request (default 4).
+	MaxRetries int
+	// MaxRetryAfter bounds a Retry-After wait (default DefaultMaxRetryAfter).
+	MaxRetryAfter time.Duration
+	// PollInterval is the status poll period without a live stream
+	// (default DefaultPollInterval).
+	PollInterval time.Duration
+	// IdleTimeout declares a silent stream dead (default DefaultIdleTimeout).
+	IdleTimeout time.Duration
+	// MaxEventSize bounds one server-sent event (default
+	// DefaultMaxEventSize).
+	MaxEventSize int
+	// Logger receives diagnostics; the key is never logged.
+	Logger *slog.Logger
+
+	// OnEvent receives every event in order, from one goroutine, while
+	// Run is active.
+	OnEvent func(wire.Event)
+	// OnStatus receives every status change, from the client's
+	// goroutines. It must not block.
+	OnStatus func(Status)
+}
+
+// Client talks to one API server.
+type Client struct {
+	cfg  Config
+	name string
+	clk  clock.Clock
+	log  *slog.Logger
+	base *url.URL
+	http *http.Client
+	out  *queue
+
+	mu      sync.Mutex
+	key     string
+	status  Status
+	runs    map[string]*runState
+	running bool
+	runCtx  context.Context
+	wg      sync.WaitGroup
+	wake    chan struct{} // closed and replaced by ReconnectNow / SetKey
+	feat    ServerInfo
+}
+
+// New returns a client for one API server. Call Run to follow runs and
+// deliver events; the REST methods work without it.
+func New(cfg Config) (*Client, error) {
+	base, err := parseBaseURL(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxRetries <= 0 {
+		cfg.MaxRetries = 4
+	}
+	if cfg.MaxRetryAfter <= 0 {
+		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxEventSize <= 0 {
+		cfg.MaxEventSize = DefaultMaxEventSize
+	}
+	name := cfg.Name
+	if name == "" {
+		name = base.String()
+	}
+	c := &Client{
+		cfg:  cfg,
+		name: name,
+		clk:  cfg.Clock,
+		log:  cfg.Logger.With("api_server", name),
+		base: base,
+		out:  newQueue(),
+		key:  cfg.Key,
+		runs: map[string]*runState{},
+		wake: make(chan struct{}),
+	}
+	c.status = Status{Gateway: name, State: StateIdle}
+	if cfg.HTTPClient != nil {
+		c.http = cfg.HTTPClient
+	} else {
+		dial := cfg.DialContext
+		if dial == nil {
+			dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		}
+		c.http = &http.Client{
+			Transport: &http.Transport{
+				DialContext:           dial,
+				TLSClientConfig:       &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
+				Proxy:                 http.ProxyFromEnvironment,
+				MaxIdleConnsPerHost:   8,
+				IdleConnTimeout:       90 * time.Second,
+				ResponseHeaderTimeout: callTimeout,
+				TLSHandshakeTimeout:   10 * time.Second,
+			},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	return c, nil
+}
+
+func parseBaseURL(raw string) (*url.URL, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		raw = DefaultURL
+	}
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		shown := fmt.Sprintf("%q", raw)
+		if strings.Contains(raw, "@") {
+			shown = "the address" // may hold credentials: never echo it
+		}
+		return nil, &ConfigError{Msg: fmt.Sprintf("%s is not a usable API server address: give it as http://host:port (default %s)", shown, DefaultURL)}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, &ConfigError{Msg: fmt.Sprintf("the API server address must start with http:// or https://, not %s://", u.Scheme)}
+	}
+	if u.User != nil {
+		return nil, &ConfigError{Msg: "put the API server key in the key field, not in the address"}
+	}
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
+	u.RawQuery, u.Fragment = "", ""
+	return u, nil
+}
+
+// Name is the server's name in events.
+func (c *Client) Name() string { return c.name }
+
+// SetKey replaces the key and retries anything waiting on a refused one.
+func (c *Client) SetKey(key string) {
+	c.mu.Lock()
+	c.key = key
+	c.mu.Unlock()
+	c.ReconnectNow()
+}
+
+// ReconnectNow cuts every backoff and poll wait short and clears a
+// stopped state (refused key), so the client tries again at once.
+func (c *Client) ReconnectNow() {
+	c.mu.Lock()
+	close(c.wake)
+	c.wake = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *Client) wakeChan() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wake
+}
+
+func (c *Client) currentKey() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.key
+}
+
+// Run probes the server, follows runs and delivers events until ctx ends.
+// It returns ctx's error. Events already received are delivered before Run
+// returns.
+func (c *Client) Run(ctx context.Context) error {
+	c.mu.Lock()
+	if c.running {
+		c.mu.Unlock()
+		return errors.New("the API server client is already running")
+	}
+	c.running = true
+	c.runCtx = ctx
+	for _, rs := range c.runs {
+		c.startFollowLocked(rs)
+	}
+	c.mu.Unlock()
+
+	c.mu.Lock()
+	q := c.out
+	c.mu.Unlock()
+	delivered := make(chan struct{})
+	go func() {
+		defer close(delivered)
+		for {
+			ev, ok := q.pop()
+			if !ok {
+				return
+			}
+			if c.cfg.OnEvent != nil {
+				c.cfg.OnEvent(ev)
+			}
+		}
+	}()
+	defer func() {
+		c.wg.Wait()
+		c.mu.Lock()
+		c.running = false
+		c.runCtx = nil
+		for _, rs := range c.runs {
+			rs.following = false
+		}
+		// Events emitted from now on wait for the next Run.
+		c.out = newQueue()
+		c.mu.Unlock()
+		q.close()
+		<-delivered
+		c.setStatus(func(s *Status) { s.State = StateStopped; s.NextRetry = time.Time{} })
+	}()
+
+	attempt := 0
+	for ctx.Err() == nil {
+		wake := c.wakeChan()
+		c.setStatus(func(s *Status) { s.State = StateConnecting; s.Attempt = attempt; s.NextRetry = time.Time{} })
+		info, err := c.Probe(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		if err == nil {
+			attempt = 0
+			c.mu.Lock()
+			c.feat = info
+			c.mu.Unlock()
+			c.setStatus(func(s *Status) {
+				s.State, s.Err, s.Attempt = StateConnected, "", 0
+				s.ConnectedAt = c.clk.Now()
+				s.Version = info.Version
+				s.Features = info.featureStatus()
+			})
+			select {
+			case <-ctx.Done():
+			case <-wake:
+			}
+			continue
+		}
+		if permanent(err) {
+			c.refused(err)
+			select {
+			case <-ctx.Done():
+			case <-wake:
+				attempt = 0
+			}
+			continue
+		}
+		var ae *APIError
+		errors.As(err, &ae)
+		d := c.delay(attempt, ae, 0)
+		attempt++
+		c.log.Info("API server unreachable; retrying", "err", err, "in", d)
+		t := c.clk.NewTimer(d)
+		next := c.clk.Now().Add(d)
+		c.setStatus(func(s *Status) {
+			s.State = StateReconnecting
+			s.Err = err.Error()
+			s.NextRetry = next
+			s.Attempt = attempt
+		})
+		select {
+		case <-ctx.Done():
+		case <-t.C():
+		case <-wake:
+		}
+		t.Stop()
+	}
+	return ctx.Err()
+}
+
+// permanent reports errors that retrying cannot fix without a change.
+func permanent(err error) bool {
+	var ae *APIError
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return true
+	}
+	return errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden)
+}
+
+// refused records a refusal that waits for the user.
+func (c *Client) refused(err error) {
+	st := StateAuthFailed
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
+		st = StateConfigError
+	}
+	c.log.Warn("API server refused Herald; waiting for a new key or a reconnect", "err", err)
+	c.setStatus(func(s *Status) { s.State = st; s.Err = err.Error(); s.NextRetry = time.Time{} })
+}
+
+// markOK records that a request went through: a retry wait or a refused
+// key is over. (The probe loop owns the connecting state.)
+func (c *Client) markOK() {
+	recovering := func(st State) bool { return st == StateReconnecting || st == StateAuthFailed }
+	c.mu.Lock()
+	st := c.status.State
+	c.mu.Unlock()
+	if !recovering(st) {
+		return
+	}
+	c.setStatus(func(s *Status) {
+		if !recovering(s.State) {
+			return
+		}
+		s.State, s.Err, s.NextRetry, s.Attempt = StateConnected, "", time.Time{}, 0
+		if s.ConnectedAt.IsZero() {
+			s.ConnectedAt = c.clk.Now()
+		}
+	})
+}
+
+// delay is the wait before retry number attempt: the server's Retry-After
+// when it gave one, else jittered exponential backoff, but never less than
+// a retry: the stream asked for.
+func (c *Client) delay(attempt int, ae *APIError, serverRetry time.Duration) time.Duration {
+	if ae != nil && ae.RetryAfter > 0 {
+		return ae.RetryAfter
+	}
+	d := c.cfg.Backoff.Delay(attempt, c.cfg.Rand())
+	if serverRetry > d {
+		d = serverRetry
+		if limit := c.cfg.MaxRetryAfter; d > limit {
+			d = limit
+		}
+	}
+	return d
+}
+
+// sleep waits d on the clock, announcing the wait in the status first so
+// that observers (and tests driving a fake clock) see it armed. It returns
+// false if ctx ended.
+func (c *Client) sleep(ctx context.Context, d time.Duration, why string, attempt int) bool {
+	wake := c.wakeChan()
+	t := c.clk.NewTimer(d)
+	defer t.Stop()
+	next := c.clk.Now().Add(d)
+	c.setStatus(func(s *Status) {
+		if s.State != StateAuthFailed && s.State != StateConfigError {
+			s.State = StateReconnecting
+		}
+		s.Err, s.NextRetry, s.Attempt = why, next, attempt
+	})
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+	case <-wake:
+	}
+	return true
+}
+
+// queue is an ordered, unbounded FIFO between followers and OnEvent, so a
+// slow consumer never stalls a stream.
+type queue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	items  []wire.Event
+	closed bool
+}
+
+func newQueue() *queue {
+	q := &queue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+// emit queues an event for OnEvent.
+func (c *Client) emit(ev wire.Event) {
+	c.mu.Lock()
+	q := c.out
+	c.mu.Unlock()
+	q.push(ev)
+}
+
+func (q *queue) push(ev wire.Event) {
+	q.mu.Lock()
+	if !q.closed {
+		q.items = append(q.items, ev)
+		q.cond.Signal()
+	}
+	q.mu.Unlock()
+}
+
+func (q *queue) pop() (wire.Event, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 && !q.closed {
+		q.cond.Wait()
+	}
+	if len(q.items) == 0 {
+		return wire.Event{}, false
+	}
+	ev := q.items[0]
+	q.items[0] = wire.Event{}
+	q.items = q.items[1:]
+	return ev, true
+}
+
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}

@@ -1,0 +1,145 @@
+package apiserver
+
+import (
+	"sort"
+	"time"
+)
+
+// State is the client's connection state.
+type State string
+
+// States a client moves through.
+const (
+	StateIdle         State = "idle"         // not started
+	StateConnecting   State = "connecting"   // probing /health and /v1/capabilities
+	StateConnected    State = "connected"    // the last request succeeded
+	StateReconnecting State = "reconnecting" // waiting out a backoff or Retry-After delay
+	StateAuthFailed   State = "auth_failed"  // key refused; waits for SetKey or ReconnectNow
+	StateConfigError  State = "config_error" // refused for a reason retrying cannot fix
+	StateStopped      State = "stopped"      // Run returned
+)
+
+// Run follow modes.
+const (
+	// ModeStarting: the run is followed but no stream was opened yet.
+	ModeStarting = "starting"
+	// ModeStream: the live SSE stream of the run is open.
+	ModeStream = "stream"
+	// ModeResuming: the stream dropped; Herald is reconnecting.
+	ModeResuming = "resuming"
+	// ModePolling: no stream can be had (0.18.2 serves one consumer per
+	// run); Herald polls GET /v1/runs/{id} on the clock.
+	ModePolling = "polling"
+	// ModeDone: the run reached a terminal state (or vanished).
+	ModeDone = "done"
+)
+
+// Status is a snapshot of one API server's client, for people and UIs.
+type Status struct {
+	// Gateway is the client's Config.Name.
+	Gateway string `json:"gateway"`
+	// State is the connection state.
+	State State `json:"state"`
+	// Err says, for people, why the client is not connected.
+	Err string `json:"error,omitempty"`
+	// Attempt counts consecutive failed attempts; NextRetry is when the
+	// current wait ends; ConnectedAt is when the server last answered a
+	// probe.
+	Attempt     int       `json:"attempt"`
+	NextRetry   time.Time `json:"next_retry,omitzero"`
+	ConnectedAt time.Time `json:"connected_at,omitzero"`
+	// Version is the Hermes version /health reported.
+	Version string `json:"version,omitempty"`
+	// Features is what /v1/capabilities advertised.
+	Features FeatureStatus `json:"features"`
+	// MayHaveMissedEvents is set while any listed run (see Forget) lost
+	// its live stream without a way to resume it: its events since then
+	// are known only through polled status, and views of it may be
+	// incomplete.
+	MayHaveMissedEvents bool `json:"may_have_missed_events"`
+	// MissedReason says why, for people.
+	MissedReason string `json:"missed_reason,omitempty"`
+	// Runs lists the followed runs, sorted by id.
+	Runs []RunInfo `json:"runs,omitempty"`
+}
+
+// FeatureStatus is what /v1/capabilities said (all false when unknown).
+type FeatureStatus struct {
+	RunSubmission  bool `json:"run_submission"`        // POST /v1/runs
+	RunEvents      bool `json:"run_events_sse"`        // GET /v1/runs/{id}/events
+	RunApproval    bool `json:"run_approval_response"` // POST /v1/runs/{id}/approval
+	RunStop        bool `json:"run_stop"`              // POST /v1/runs/{id}/stop
+	ApprovalEvents bool `json:"approval_events"`       // approval.request on the stream
+	Idempotency    bool `json:"idempotency"`           // Idempotency-Key honoured on starts
+}
+
+// RunInfo is what the client knows about one followed run.
+type RunInfo struct {
+	// ID is the run id.
+	ID string `json:"id"`
+	// Status is the run's last known Hermes status (started, running,
+	// waiting_for_approval, stopping, completed, failed, cancelled).
+	Status string `json:"status,omitempty"`
+	// Mode is how the run is followed: ModeStarting, ModeStream,
+	// ModeResuming, ModePolling or ModeDone.
+	Mode string `json:"mode"`
+	// Interrupted is set when live events of this run were lost (stream
+	// dropped with no resume); Reason says why, for people.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Reason says why live events were lost.
+	Reason string `json:"reason,omitempty"`
+	// LastEventID is the id to resume from, when the server sends ids.
+	LastEventID string `json:"last_event_id,omitempty"`
+	// Events counts events delivered for this run.
+	Events int `json:"events"`
+	// PendingApprovals counts approval requests delivered and not yet
+	// confirmed answered.
+	PendingApprovals int `json:"pending_approvals,omitempty"`
+	// NextPoll is when the next status poll is due (polling mode).
+	NextPoll time.Time `json:"next_poll,omitzero"`
+	// Err is the last error following this run.
+	Err string `json:"error,omitempty"`
+}
+
+// Status returns the current snapshot.
+func (c *Client) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.snapshotLocked()
+}
+
+func (c *Client) snapshotLocked() Status {
+	s := c.status
+	s.Runs = make([]RunInfo, 0, len(c.runs))
+	s.MayHaveMissedEvents, s.MissedReason = false, ""
+	for _, r := range c.runs {
+		s.Runs = append(s.Runs, r.info)
+		if r.info.Interrupted {
+			s.MayHaveMissedEvents = true
+			s.MissedReason = r.info.Reason
+		}
+	}
+	sort.Slice(s.Runs, func(i, j int) bool { return s.Runs[i].ID < s.Runs[j].ID })
+	return s
+}
+
+func (c *Client) setStatus(fn func(*Status)) {
+	c.mu.Lock()
+	fn(&c.status)
+	s := c.snapshotLocked()
+	c.mu.Unlock()
+	if c.cfg.OnStatus != nil {
+		c.cfg.OnStatus(s)
+	}
+}
+
+// setRun updates one run's info and reports the new status.
+func (c *Client) setRun(r *runState, fn func(*RunInfo)) {
+	c.mu.Lock()
+	fn(&r.info)
+	s := c.snapshotLocked()
+	c.mu.Unlock()
+	if c.cfg.OnStatus != nil {
+		c.cfg.OnStatus(s)
+	}
+}
