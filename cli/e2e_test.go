@@ -109,7 +109,11 @@ func (w *watchProc) waitLine(t *testing.T, what string, keep func(map[string]any
 				return m
 			}
 		case <-timer.C:
-			t.Fatalf("timed out waiting for %s", what)
+			out := w.output()
+			if len(out) > 3000 {
+				out = out[len(out)-3000:]
+			}
+			t.Fatalf("timed out waiting for %s; watch printed (tail):\n%s", what, out)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/wire"
@@ -74,6 +75,11 @@ func cmdWatch(e *env, args []string) error {
 	attachActive := fs.Bool("attach-active", false, "follow every active session (on Hermes 0.18.2 this moves their live events away from other clients)")
 	asJSON := fs.Bool("json", false, "print one JSON record per line instead of text")
 	demo := fs.Bool("demo", false, "start an embedded demo gateway with a scripted session (no Hermes needed)")
+	var apis, runs multi
+	fs.Var(&apis, "api", "Hermes API server URL, or NAME=URL (repeatable; e.g. http://127.0.0.1:8642)")
+	apiKey := fs.String("api-key", "", "API server key (default $HERALD_API_KEY)")
+	fs.Var(&runs, "run", "API-server run id to follow (repeatable; on the first --api server)")
+	startRun := fs.String("start", "", "start a run with this input on the first --api server and follow it")
 	ctl := controlFlag(fs)
 	db := fs.String("db", defaultDB(), `approval history file ("" keeps none)`)
 	if err := fs.Parse(args); err != nil {
@@ -85,6 +91,10 @@ func cmdWatch(e *env, args []string) error {
 	*token = firstNonEmpty(*token, e.getenv("HERALD_TOKEN"))
 	*user = firstNonEmpty(*user, e.getenv("HERALD_USERNAME"))
 	*pass = firstNonEmpty(*pass, e.getenv("HERALD_PASSWORD"))
+	*apiKey = firstNonEmpty(*apiKey, e.getenv("HERALD_API_KEY"))
+	if (len(runs) > 0 || *startRun != "") && len(apis) == 0 {
+		return usageError{"--run and --start need an --api server"}
+	}
 
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
@@ -117,8 +127,36 @@ func cmdWatch(e *env, args []string) error {
 			out.line("Demo gateway at %s: a scripted agent will ask for approvals. Answer with o/s/a/d + Enter.", demoSrv.URL)
 		}
 	}
-	if len(gws) == 0 {
+	if len(gws) == 0 && len(apis) == 0 {
 		gws = multi{"http://127.0.0.1:" + gateway.DefaultPort}
+	}
+	for i, a := range apis {
+		name, u := splitGateway(a)
+		c, err := svc.AddAPIServer(apiserver.Config{Name: name, URL: u, Key: *apiKey, OnStatus: func(s apiserver.Status) {
+			printStatus(out, gatewayStatusLine(s))
+		}})
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			for _, r := range runs {
+				c.Follow(r)
+			}
+			if *startRun != "" {
+				go func() {
+					sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+					defer cancel()
+					run, err := c.StartRun(sctx, apiserver.RunRequest{Input: *startRun})
+					if err != nil {
+						out.line("! %s: starting the run failed: %v", c.Name(), err)
+						return
+					}
+					if !out.json {
+						out.line("  %s: started run %s", c.Name(), run.ID)
+					}
+				}()
+			}
+		}
 	}
 	statusCh := make(chan gateway.Status, 64)
 	var clients []*gateway.Client
@@ -325,6 +363,11 @@ func runDemo(ctx context.Context, out *printer, c *gateway.Client) {
 	}
 }
 
+// gatewayStatusLine shows an API server's status like a gateway's.
+func gatewayStatusLine(s apiserver.Status) gateway.Status {
+	return gateway.Status{Gateway: s.Gateway, State: gateway.State(s.State), Err: s.Err, MayHaveMissedEvents: s.MayHaveMissedEvents, MissedReason: s.MissedReason}
+}
+
 func printStatus(out *printer, s gateway.Status) {
 	if out.json {
 		out.record(jsonRecord{Type: "status", Status: &s})
@@ -366,6 +409,10 @@ func printEvent(out *printer, ev wire.Event) {
 		out.line("  %s/%s ! %s", ev.Gateway, sid, d.Message)
 	case *wire.ResyncPayload:
 		out.line("  %s/%s ⚠ events may have been missed (%s)", ev.Gateway, sid, d.Reason)
+	default:
+		if strings.HasPrefix(ev.Kind, "run.") {
+			out.line("  %s/%s ● %s", ev.Gateway, sid, ev.Kind)
+		}
 	}
 }
 

@@ -51,10 +51,12 @@ type Service struct {
 	ctx   context.Context
 	stop  context.CancelFunc
 
+	api apiServers
+
 	mu       sync.Mutex
 	sessions map[string]*SessionView // by gateway + "/" + session
 	statuses map[string]gateway.Status
-	kinds    map[string]string // gateway name -> "ws"
+	kinds    map[string]string // gateway name -> "ws" or "api"
 }
 
 // SessionView is what Herald shows about one session.
@@ -112,11 +114,10 @@ func (s *Service) changed() {
 }
 
 func (s *Service) answerer(name string) (approval.Answerer, bool) {
-	c, ok := s.pool.Get(name)
-	if !ok {
-		return nil, false
+	if c, ok := s.pool.Get(name); ok {
+		return c, true
 	}
-	return c, true
+	return s.apiAnswerer(name)
 }
 
 // Inbox is the approval inbox.
@@ -161,12 +162,15 @@ func (s *Service) RemoveGateway(name string) {
 
 // Reconnect asks a gateway's channel to reconnect now.
 func (s *Service) Reconnect(name string) error {
-	c, ok := s.pool.Get(name)
-	if !ok {
-		return fmt.Errorf("no gateway named %q is configured", name)
+	if c, ok := s.pool.Get(name); ok {
+		c.ReconnectNow()
+		return nil
 	}
-	c.ReconnectNow()
-	return nil
+	if c, ok := s.APIServer(name); ok {
+		c.ReconnectNow()
+		return nil
+	}
+	return fmt.Errorf("no gateway named %q is configured", name)
 }
 
 // Answer sends a user's choice through the inbox.
@@ -287,8 +291,12 @@ func (s *Service) updateView(ev wire.Event) {
 	case *wire.ErrorPayload:
 		v.Status = "error: " + d.Message
 	}
-	if ev.Kind == wire.MessageStart {
+	switch ev.Kind {
+	case wire.MessageStart:
 		v.Running, v.LastText = true, ""
+	case "run.completed", "run.failed", "run.cancelled", "run.interrupted":
+		v.Running, v.Tool = false, ""
+		v.Status = strings.TrimPrefix(ev.Kind, "run.")
 	}
 }
 
@@ -351,6 +359,7 @@ func (s *Service) History(f approval.Filter) ([]approval.Entry, error) {
 // Close stops every channel and the inbox.
 func (s *Service) Close() {
 	s.pool.Close()
+	s.closeAPI()
 	s.stop()
 	s.inbox.Close()
 }
