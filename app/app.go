@@ -329,6 +329,13 @@ func (a *App) Snapshot() Snapshot {
 		Autostart:           auto,
 		Warnings:            warnings,
 		AuditError:          v.AuditError,
+		// The window reads these as arrays: never send null.
+		Gateways:  []GatewayView{},
+		Approvals: []ApprovalView{},
+		Recent:    []ApprovalView{},
+	}
+	if s.Sessions == nil {
+		s.Sessions = []service.SessionView{}
 	}
 	urls := map[string]string{}
 	for _, g := range st.Gateways {

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"bytes"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -255,3 +257,22 @@ func TestSnapshotPushesAreBatched(t *testing.T) {
 	}
 	t.Logf("%d pushes for a 200-event burst", n)
 }
+
+// TestSnapshotHasNoNullLists: the window reads every list as an array; an
+// empty inbox or gateway list must not arrive as null.
+func TestSnapshotHasNoNullLists(t *testing.T) {
+	settings, _ := NewSettingsStore(t.TempDir())
+	a := New(Deps{Settings: settings, Secrets: NewSecrets(brokenKeyring{block: closedChan()}), Autostart: Autostart{Dir: t.TempDir()}})
+	defer a.Close()
+	b, err := json.Marshal(a.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"gateways", "sessions", "approvals", "recent"} {
+		if bytes.Contains(b, []byte(`"`+k+`":null`)) {
+			t.Errorf("snapshot sends %s as null: %s", k, b)
+		}
+	}
+}
+
+func closedChan() chan struct{} { c := make(chan struct{}); close(c); return c }

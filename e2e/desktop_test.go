@@ -1,0 +1,818 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herald-desktop/herald/app"
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/service"
+)
+
+const (
+	gwName = "hermes"
+	// step bounds every single wait of a scenario; a scenario as a whole
+	// stays well under a minute when nothing is wrong.
+	step = 30 * time.Second
+)
+
+// Colours of the window (frontend/src/app.css, ApprovalSheet.svelte),
+// used to tell from a screenshot what the window shows.
+const (
+	colCommand   = 0x1d1d1f // the command block's background
+	colPrimary   = 0x0a64d8 // "Allow once" (button.primary)
+	colDanger    = 0xc62828 // "Deny" (button.danger)
+	colConnected = 0x2e9e5b // a connected gateway's dot
+)
+
+var requiredTools = []struct{ bin, pkg string }{
+	{"Xvfb", "xvfb"},
+	{"dbus-daemon", "dbus-daemon"},
+	{"gnome-keyring-daemon", "gnome-keyring"},
+	{"xdotool", "xdotool"},
+	{"import", "imagemagick"},
+	{"go", "golang (Go 1.26)"},
+}
+
+func TestDesktop(t *testing.T) {
+	if os.Getenv("HERALD_E2E") != "1" {
+		t.Skip("desktop end-to-end test skipped: set HERALD_E2E=1 (or run e2e/run.sh, which installs Xvfb, dbus, gnome-keyring, xdotool, ImageMagick and the GTK/WebKit build packages)")
+	}
+	var missing []string
+	for _, tool := range requiredTools {
+		if _, err := exec.LookPath(tool.bin); err != nil {
+			missing = append(missing, fmt.Sprintf("%s (Debian package %s)", tool.bin, tool.pkg))
+		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("missing tools: %s; run e2e/run.sh to install them", strings.Join(missing, ", "))
+	}
+	setSubreaper()
+	sum := &summary{t: t}
+	total := time.Now()
+
+	art, err := filepath.Abs(artifactsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(art)
+	if err := os.MkdirAll(art, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	if os.Getenv("HERALD_E2E_KEEP") == "1" {
+		if base, err = os.MkdirTemp("", "herald-e2e-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("keeping the temporary directory %s", base)
+	}
+
+	// The frontend and the desktop binary.
+	bin := buildBinary(t, base, art, sum)
+	if fi, err := os.Stat(bin); err == nil {
+		sum.add("binary", fmt.Sprintf("%s: %d bytes (%.1f MiB)", bin, fi.Size(), float64(fi.Size())/(1<<20)))
+	}
+
+	e := &env{t: t, base: base, art: art}
+	var srv *hermestest.Server
+	t.Cleanup(func() {
+		e.stopAll() // the app first, then the bus and the display
+		reapOrphans()
+		if srv != nil {
+			srv.Close()
+		}
+		sum.write(filepath.Join(art, "summary.txt"))
+	})
+	t0 := time.Now()
+	e.startXvfb()
+	e.startBus()
+	e.startKeyring()
+	sum.add("session", fmt.Sprintf("Xvfb %s, private bus %s, keyring up in %s", e.display, e.busAddr, since(t0)))
+
+	// The desktop services the app talks to, faked on the private bus.
+	fakes := e.connect()
+	notes, err := newNotifyServer(fakes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch, err := newWatcher(fakes)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A fake gateway, its token in the keychain, the settings file.
+	token := randomHex(16)
+	srv = hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, Token: token})
+	live, stored := srv.CreateSession()
+
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", e.busAddr) // go-keyring uses the session bus
+	secrets := app.NewSecrets(app.OSKeyring{})
+	if err := secrets.Set(gwName, "token", token); err != nil {
+		t.Fatalf("storing the gateway token in gnome-keyring: %v", err)
+	}
+	if got, err := secrets.Get(gwName, "token"); err != nil || got != token || secrets.SessionOnly() {
+		t.Fatalf("the token did not round-trip through the keychain: %q, %v", got, err)
+	}
+	cfgDir := e.dir("config")
+	st := app.DefaultSettings()
+	st.CloseToTray = false
+	st.Gateways = []app.GatewaySettings{{Name: gwName, URL: srv.URL, Kind: "ws", Auth: "token", Sessions: []string{stored}}}
+	store, err := app.NewSettingsStore(cfgDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Save(st); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(cfgDir, "settings.json")); err == nil && strings.Contains(string(b), token) {
+		t.Fatal("settings.json holds the token")
+	}
+
+	// Run the real binary.
+	t0 = time.Now()
+	herald := e.start("herald", bin, startOpts{
+		env: e.childEnv("HERALD_CONFIG_DIR="+cfgDir, "GSETTINGS_BACKEND=memory", "NO_AT_BRIDGE=1"),
+		dir: base,
+	})
+	h := &harness{t: t, e: e, srv: srv, notes: notes, herald: herald, live: live,
+		sock: filepath.Join(base, "run", "herald", "control.sock")}
+
+	var tray *trayClient
+	var win string
+	ok := t.Run("startup", func(t *testing.T) {
+		h.t = t
+		reg, err := watch.waitItem(60 * time.Second)
+		if err != nil {
+			h.fatalf("%v", err)
+		}
+		if tray, err = newTrayClient(e.bus, reg); err != nil {
+			h.fatalf("%v", err)
+		}
+		t.Logf("tray item registered by %s at %s, menu %s", reg.Sender, reg.Arg, tray.menuPath)
+		h.waitView(60*time.Second, "the gateway connected with its session followed", func(v *service.View) bool {
+			for _, g := range v.Gateways {
+				if g.Gateway == gwName && g.State == gateway.StateConnected {
+					return true
+				}
+			}
+			return false
+		})
+		if err := poll(step, 50*time.Millisecond, func() (bool, error) {
+			for _, s := range srv.Sessions() {
+				if s.ID == live && s.Attached {
+					return true, nil
+				}
+			}
+			return false, nil
+		}); err != nil {
+			h.fatalf("Herald did not attach to session %s (stored %s): %v", live, stored, err)
+		}
+		sum.add("startup", fmt.Sprintf("tray registered, gateway connected and session attached %s after exec", since(t0)))
+		win = h.window()
+	})
+	if !ok {
+		t.Fatalf("Herald did not start up (see above); its log:\n%s", herald.tail(4000))
+	}
+	t.Run("live view", func(t *testing.T) {
+		h.t = t
+		h.waitScreen(win, "the live view with the connected gateway", "01-idle.png", func(s screen) bool {
+			return s.exact[colConnected] >= 30
+		})
+		sum.add("window", fmt.Sprintf("window %s rendered the live view %s after exec", win, since(t0)))
+	})
+	h.t = t
+
+	// Idle memory, once the app settled.
+	sum.add("idle memory", h.idleMemory())
+
+	t.Run("notification", func(t *testing.T) {
+		h.t = t
+		t0 := time.Now()
+		cmd := "git push --force origin main"
+		srq, choice, key := h.request(cmd)
+		n, err := notes.waitFor(step, "for "+key, func(n note) bool { return n.Key == key && n.Open })
+		if err != nil {
+			h.fatalf("%v", err)
+		}
+		t.Logf("notification #%d: summary %q body %q actions %q", n.ID, n.Summary, n.Body, n.Actions)
+		if !n.HasAction("once") || !n.HasAction("deny") {
+			t.Errorf("notification actions %q lack once and deny", n.Actions)
+		}
+		if !strings.Contains(n.Body, cmd) {
+			t.Errorf("notification body %q lacks the command %q", n.Body, cmd)
+		}
+		if !strings.Contains(n.Summary, gwName) {
+			t.Errorf("notification summary %q does not name the gateway", n.Summary)
+		}
+		h.invokeUntilAnswered(n.ID, key, "once")
+		h.waitChoice(choice, srq, cmd, "once")
+		if err := notes.closeAfterAction(n.ID); err != nil {
+			t.Error(err)
+		}
+		h.waitResolved(key, "once", "notification")
+		// The notification is gone: the server closed it with the action
+		// (Wails forgets a notification once an action was invoked, so the
+		// app's withdrawal has nothing left to close), and it is not shown
+		// again.
+		for _, x := range notes.snapshot() {
+			if x.Key == key && (x.Open || x.ID != n.ID) {
+				t.Errorf("notification for %s is still up or was sent again: %+v", key, x)
+			}
+		}
+		for _, x := range notes.snapshot() {
+			if x.ID == n.ID {
+				t.Logf("notification #%d closed by %q; CloseNotification calls from the app: %d", x.ID, x.ClosedBy, x.AppCloses)
+			}
+		}
+		sum.add("A notification", fmt.Sprintf("answered %q from the notification action in %s", "once", since(t0)))
+	})
+
+	t.Run("tray", func(t *testing.T) {
+		h.t = t
+		if tray == nil {
+			t.Skip("no tray")
+		}
+		t0 := time.Now()
+		cmd := "kubectl delete namespace staging"
+		srq, choice, key := h.request(cmd)
+		n, err := notes.waitFor(step, "for "+key, func(n note) bool { return n.Key == key && n.Open })
+		if err != nil {
+			h.fatalf("%v", err)
+		}
+		h.clickUntilAnswered(tray, key, cmd, "Allow once")
+		h.waitChoice(choice, srq, cmd, "once")
+		h.waitResolved(key, "once", "tray")
+		if _, err := notes.waitFor(step, "withdrawn by the app", func(x note) bool {
+			return x.ID == n.ID && !x.Open && x.ClosedBy == "app" && x.AppCloses > 0
+		}); err != nil {
+			t.Errorf("the notification was not withdrawn with CloseNotification: %v", err)
+		}
+		// The menu drops the answered approval.
+		if err := poll(step, 100*time.Millisecond, func() (bool, error) {
+			m, err := tray.layout()
+			if err != nil {
+				return false, nil
+			}
+			_, listed := m.find(func(n menuNode) bool { return strings.Contains(n.Label, cmd) })
+			return !listed, nil
+		}); err != nil {
+			m, _ := tray.layout()
+			t.Errorf("the tray menu still lists %q: %v\n%s", cmd, err, m)
+		}
+		sum.add("B tray", fmt.Sprintf("answered %q from the tray menu in %s; notification withdrawn", "once", since(t0)))
+	})
+
+	t.Run("window", func(t *testing.T) {
+		h.t = t
+		if tray == nil || win == "" {
+			t.Skip("no tray or window")
+		}
+		t0 := time.Now()
+		cmd := "rm -rf ./build/cache"
+		srq, choice, key := h.request(cmd)
+		n, err := notes.waitFor(step, "for "+key, func(n note) bool { return n.Key == key && n.Open })
+		if err != nil {
+			h.fatalf("%v", err)
+		}
+		// Open the approval from the tray ("Open…"): the window selects
+		// it, so its sheet stays on screen with the outcome afterwards.
+		open, err := tray.findEntry(step, "“Open…” under the approval", func(p, c menuNode) bool {
+			return strings.Contains(p.Label, cmd) && c.Label == "Open…"
+		})
+		if err != nil {
+			h.fatalf("%v", err)
+		}
+		if err := tray.click(open.ID); err != nil {
+			t.Fatal(err)
+		}
+		// Enabled buttons: "Allow once" and "Deny" in their exact colours.
+		h.waitScreen(win, "the pending approval sheet", "10-pending.png", func(s screen) bool {
+			return s.exact[colCommand] >= 4000 && s.exact[colPrimary] >= 1500 && s.exact[colDanger] >= 800
+		})
+		e.screenshot("root", filepath.Join(art, "10-pending-screen.png"))
+		h.ocr("10-pending.png", []string{"Waiting for you", "Allow once", "Deny"}, []string{cmd})
+
+		h.pressUntilAnswered(win, key, "o")
+		h.waitChoice(choice, srq, cmd, "once")
+		h.waitResolved(key, "once", "window")
+		if _, err := notes.waitFor(step, "withdrawn by the app", func(x note) bool {
+			return x.ID == n.ID && !x.Open && x.ClosedBy == "app"
+		}); err != nil {
+			t.Errorf("the notification was not withdrawn with CloseNotification: %v", err)
+		}
+		// The sheet without any button, not even a greyed-out one (while
+		// the answer is on its way they are half transparent), and no
+		// countdown or pending badge.
+		h.waitScreen(win, "the confirmed outcome", "11-confirmed.png", func(s screen) bool {
+			return s.exact[colCommand] >= 4000 && s.blue < 1000 && s.red < 300
+		})
+		e.screenshot("root", filepath.Join(art, "11-confirmed-screen.png"))
+		h.ocr("11-confirmed.png", []string{"confirmed by the gateway", "from window"}, []string{cmd})
+		sum.add("C window", fmt.Sprintf("answered %q with the o key in the window in %s; notification withdrawn", "once", since(t0)))
+	})
+
+	if rss, err := vmRSS(herald.cmd.Process.Pid); err == nil {
+		sum.add("memory after", fmt.Sprintf("herald VmRSS %s after the three approvals", mib(rss)))
+	}
+
+	t.Run("quit", func(t *testing.T) {
+		h.t = t
+		if tray == nil {
+			t.Skip("no tray")
+		}
+		// With every approval answered, the menu says so (disabled).
+		if m, err := tray.findEntry(step, "“No approvals pending”", func(_, c menuNode) bool { return c.Label == "No approvals pending" }); err != nil {
+			t.Errorf("%v", err)
+		} else if m.Enabled {
+			t.Errorf("“No approvals pending” is clickable")
+		}
+		q, err := tray.findEntry(step, "“Quit”", func(_, c menuNode) bool { return c.Label == "Quit" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := tray.click(q.ID); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-herald.done:
+			if herald.err != nil {
+				t.Errorf("Herald exited with %v after Quit", herald.err)
+			}
+		case <-time.After(step):
+			h.fatalf("Herald did not exit within %s of Quit", step)
+		}
+		sum.add("quit", fmt.Sprintf("exited %s after the tray's Quit (%v)", since(t0), herald.err))
+	})
+	sum.add("total", since(total))
+}
+
+// harness bundles what the scenarios share.
+type harness struct {
+	t      *testing.T
+	e      *env
+	srv    *hermestest.Server
+	notes  *notifyServer
+	herald *proc
+	live   string
+	sock   string
+}
+
+// fatalf fails with the app's log attached.
+func (h *harness) fatalf(format string, args ...any) {
+	h.t.Helper()
+	h.t.Fatalf(format+"\n--- herald log (tail) ---\n%s", append(args, h.herald.tail(3000))...)
+}
+
+// view asks the running app for its view over the control socket.
+func (h *harness) view() (*service.View, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := service.Control(ctx, h.sock, service.ControlRequest{Op: "view"})
+	if err != nil {
+		return nil, err
+	}
+	return r.View, nil
+}
+
+// waitView polls the control socket until cond holds.
+func (h *harness) waitView(timeout time.Duration, what string, cond func(*service.View) bool) *service.View {
+	h.t.Helper()
+	var last *service.View
+	var lastErr error
+	err := poll(timeout, 50*time.Millisecond, func() (bool, error) {
+		if h.herald.exited() {
+			return false, fmt.Errorf("Herald exited: %v", h.herald.err)
+		}
+		v, err := h.view()
+		if err != nil {
+			lastErr = err
+			return false, nil
+		}
+		last = v
+		return cond(v), nil
+	})
+	if err != nil {
+		h.fatalf("waiting for %s: %v (last control error: %v; last view: %+v)", what, err, lastErr, last)
+	}
+	return last
+}
+
+// request makes the agent ask for approval and returns the gateway's
+// request id, its answer channel and the app's key for it.
+func (h *harness) request(cmd string) (srq string, choice <-chan string, key string) {
+	h.t.Helper()
+	srq, choice, err := h.srv.RequestApproval(h.live, hermestest.ApprovalSpec{Command: cmd})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	v := h.waitView(step, "approval "+srq+" to be pending in Herald", func(v *service.View) bool {
+		return findReq(v.Approvals, srq) != nil
+	})
+	r := findReq(v.Approvals, srq)
+	h.t.Logf("approval %s (%q) pending as %s, choices %v", srq, cmd, r.Key, r.Choices)
+	return srq, choice, r.Key
+}
+
+func findReq(rs []approval.Request, srq string) *approval.Request {
+	for i := range rs {
+		if rs[i].RequestID == srq {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+func findKey(rs []approval.Request, key string) *approval.Request {
+	for i := range rs {
+		if rs[i].Key == key {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+// waitChoice waits for the gateway's agent to receive the answer.
+func (h *harness) waitChoice(ch <-chan string, srq, cmd, want string) {
+	h.t.Helper()
+	select {
+	case got := <-ch:
+		if got != want {
+			h.fatalf("the gateway received %q for %s, want %q", got, srq, want)
+		}
+	case <-time.After(step):
+		h.fatalf("the gateway received no answer for %s within %s", srq, step)
+	}
+	for _, a := range h.srv.Answers() {
+		if a.RequestID == srq {
+			if a.Choice != want || a.Command != cmd {
+				h.t.Errorf("gateway recorded %+v, want choice %q for %q", a, want, cmd)
+			}
+			h.t.Logf("gateway recorded %q for %s (%q) via %s", a.Choice, srq, a.Command, a.Via)
+			return
+		}
+	}
+	h.t.Errorf("srv.Answers() has no answer for %s: %+v", srq, h.srv.Answers())
+}
+
+// waitResolved waits for the app to show the request as confirmed.
+func (h *harness) waitResolved(key, choice, surface string) {
+	h.t.Helper()
+	v := h.waitView(step, key+" resolved", func(v *service.View) bool {
+		r := findKey(v.Recent, key)
+		return r != nil && r.State == approval.StateResolved
+	})
+	r := findKey(v.Recent, key)
+	if r.Outcome.Choice != choice || r.Outcome.Surface != surface {
+		h.t.Errorf("%s resolved with %q from %q, want %q from %q", key, r.Outcome.Choice, r.Outcome.Surface, choice, surface)
+	}
+	if findKey(v.Approvals, key) != nil {
+		h.t.Errorf("%s is still listed as live", key)
+	}
+}
+
+// invokeUntilAnswered presses a notification's action button, again if
+// the app did not take it. Wails files a notification under its D-Bus id
+// only once Notify has returned, and drops an ActionInvoked that comes
+// before (no person is that fast, a test can be); once it took one, it
+// forgets the notification before answering, so a repeat is dropped and
+// cannot answer twice.
+func (h *harness) invokeUntilAnswered(id uint32, key, action string) {
+	h.t.Helper()
+	for attempt := 1; attempt <= 20; attempt++ {
+		if err := h.notes.invoke(id, action); err != nil {
+			h.t.Fatal(err)
+		}
+		if h.answeredWithin(key, 500*time.Millisecond) {
+			return
+		}
+		h.t.Logf("note: ActionInvoked(%d, %q) #%d was not taken within 500ms; sending it again", id, action, attempt)
+	}
+	h.fatalf("20 ActionInvoked(%d, %q) over 10 s did not answer %s", id, action, key)
+}
+
+// clickUntilAnswered clicks the tray's "label" entry under the approval,
+// again (with a fresh layout) if the menu was rebuilt under the click.
+func (h *harness) clickUntilAnswered(tray *trayClient, key, cmd, label string) {
+	h.t.Helper()
+	for attempt := 1; attempt <= 3; attempt++ {
+		m, err := tray.findEntry(step, "“"+label+"” under the approval", func(p, c menuNode) bool {
+			return strings.Contains(p.Label, cmd) && strings.HasPrefix(p.Label, gwName+": ") && c.Label == label
+		})
+		if err != nil {
+			h.fatalf("%v", err)
+		}
+		if attempt == 1 {
+			if top, err := tray.layout(); err == nil {
+				h.t.Logf("tray menu:\n%s", top)
+			}
+		}
+		if err := tray.click(m.ID); err != nil {
+			h.t.Fatal(err)
+		}
+		if h.answeredWithin(key, 5*time.Second) {
+			return
+		}
+		h.t.Logf("click %d on %q (id %d) was not taken; retrying", attempt, label, m.ID)
+	}
+	h.fatalf("three clicks on the tray's %q did not answer %s", label, key)
+}
+
+// pressUntilAnswered focuses the window and types the shortcut, again if
+// the window was not ready for it.
+func (h *harness) pressUntilAnswered(win, key, k string) {
+	h.t.Helper()
+	for attempt := 1; attempt <= 4; attempt++ {
+		if _, err := h.e.run(10*time.Second, "xdotool", "windowfocus", "--sync", win); err != nil {
+			h.t.Logf("focusing the window: %v", err)
+		}
+		if _, err := h.e.run(10*time.Second, "xdotool", "key", "--clearmodifiers", k); err != nil {
+			h.t.Fatal(err)
+		}
+		if h.answeredWithin(key, 5*time.Second) {
+			return
+		}
+		h.t.Logf("key press %d (%q) was not taken; clicking into the page and retrying", attempt, k)
+		// Click an empty part of the page to give the web view focus.
+		h.e.run(10*time.Second, "xdotool", "mousemove", "--window", win, "700", "720", "click", "1")
+	}
+	h.fatalf("pressing %q in the window did not answer %s", k, key)
+}
+
+// answeredWithin reports whether the request left "pending" (answering
+// or done) within d, as the control socket shows.
+func (h *harness) answeredWithin(key string, d time.Duration) bool {
+	err := poll(d, 50*time.Millisecond, func() (bool, error) {
+		v, err := h.view()
+		if err != nil {
+			return false, nil
+		}
+		if r := findKey(v.Approvals, key); r != nil {
+			return r.State != approval.StatePending, nil
+		}
+		return findKey(v.Recent, key) != nil, nil
+	})
+	return err == nil
+}
+
+// window finds the app's top-level window.
+func (h *harness) window() string {
+	h.t.Helper()
+	var id string
+	err := poll(step, 200*time.Millisecond, func() (bool, error) {
+		out, err := h.e.run(5*time.Second, "xdotool", "search", "--onlyvisible", "--name", "^Herald$")
+		if err != nil {
+			return false, nil
+		}
+		ids := strings.Fields(out)
+		if len(ids) == 0 {
+			return false, nil
+		}
+		id = ids[len(ids)-1]
+		return true, nil
+	})
+	if err != nil {
+		h.fatalf("no visible window titled Herald: %v", err)
+	}
+	return id
+}
+
+// screen is what a screenshot shows, in colours.
+type screen struct {
+	exact     map[uint32]int // pixels of the col* colours
+	blue, red int            // bluish and reddish pixels of any shade
+}
+
+func (s screen) String() string {
+	return fmt.Sprintf("%s blue=%d red=%d", fmtCounts(s.exact), s.blue, s.red)
+}
+
+// waitScreen takes window screenshots until the colours say the window
+// shows what we wait for, and keeps the last one as artifacts/name.
+func (h *harness) waitScreen(win, what, name string, ok func(screen) bool) image.Image {
+	h.t.Helper()
+	path := filepath.Join(h.e.art, name)
+	var img image.Image
+	var counts screen
+	var lastErr error
+	err := poll(step, 250*time.Millisecond, func() (bool, error) {
+		if h.herald.exited() {
+			return false, fmt.Errorf("Herald exited: %v", h.herald.err)
+		}
+		i, err := h.e.screenshot(win, path)
+		if err != nil {
+			lastErr = err
+			return false, nil
+		}
+		img = i
+		counts.exact = colorCount(i, colCommand, colPrimary, colDanger, colConnected)
+		counts.blue, counts.red = hueCounts(i)
+		return ok(counts), nil
+	})
+	if err != nil {
+		h.fatalf("the window never showed %s: %v (screenshot error %v; colour counts %s; see %s)", what, err, lastErr, counts, path)
+	}
+	h.t.Logf("window shows %s (colour counts %s): %s", what, counts, path)
+	return img
+}
+
+func fmtCounts(n map[uint32]int) string {
+	names := map[uint32]string{colCommand: "command", colPrimary: "primary", colDanger: "danger", colConnected: "connected"}
+	var parts []string
+	for c, k := range n {
+		parts = append(parts, fmt.Sprintf("%s=%d", names[c], k))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+// ocr reads a screenshot with tesseract, when installed (enlarged three
+// times, which it needs for 14 px text): every text of must has to
+// appear; texts of soft are only reported when missing (tesseract may
+// misread light-on-dark monospace).
+func (h *harness) ocr(name string, must, soft []string) {
+	h.t.Helper()
+	if _, err := exec.LookPath("tesseract"); err != nil {
+		h.t.Logf("tesseract not installed (Debian package tesseract-ocr): not reading %s", name)
+		return
+	}
+	path := filepath.Join(h.e.art, name)
+	f, err := os.Open(path)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	big := filepath.Join(h.e.base, "ocr-"+name)
+	o, err := os.Create(big)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	png.Encode(o, upscaleGray(img, 3))
+	o.Close()
+	out, err := h.e.run(60*time.Second, "tesseract", "--dpi", "300", big, "stdout")
+	if err != nil {
+		h.t.Errorf("reading %s: %v", name, err)
+		return
+	}
+	os.WriteFile(strings.TrimSuffix(path, ".png")+".txt", []byte(out), 0o644)
+	flat := strings.ToLower(strings.Join(strings.Fields(out), " "))
+	for _, w := range must {
+		if !strings.Contains(flat, strings.ToLower(w)) {
+			h.t.Errorf("%s does not read %q; tesseract read:\n%s", name, w, out)
+		}
+	}
+	for _, w := range soft {
+		if !strings.Contains(flat, strings.ToLower(w)) {
+			h.t.Logf("note: tesseract did not read %q in %s", w, name)
+		}
+	}
+	h.t.Logf("%s reads as expected (%s)", name, strings.Join(must, ", "))
+}
+
+// idleMemory waits until the app's memory settles and reports it.
+func (h *harness) idleMemory() string {
+	h.t.Helper()
+	pid := h.herald.cmd.Process.Pid
+	var samples []int
+	settled := poll(30*time.Second, 250*time.Millisecond, func() (bool, error) {
+		kb, err := vmRSS(pid)
+		if err != nil {
+			return false, err
+		}
+		samples = append(samples, kb)
+		if len(samples) < 20 {
+			return false, nil
+		}
+		w := samples[len(samples)-20:] // the last 5 s
+		lo, hi := w[0], w[0]
+		for _, s := range w {
+			lo, hi = min(lo, s), max(hi, s)
+		}
+		return float64(hi-lo) <= 0.01*float64(hi), nil
+	})
+	rss, _ := vmRSS(pid)
+	var parts []string
+	totalRSS, totalPSS := 0, 0
+	members := groupMembers(pid)
+	pids := make([]int, 0, len(members))
+	for p := range members {
+		pids = append(pids, p)
+	}
+	sort.Ints(pids)
+	for _, p := range pids {
+		r, err := vmRSS(p)
+		if err != nil {
+			continue
+		}
+		totalRSS += r
+		totalPSS += pss(p)
+		if p != pid {
+			parts = append(parts, fmt.Sprintf("%s %s", members[p], mib(r)))
+		}
+	}
+	note := ""
+	if settled != nil {
+		note = " (still moving after 30 s)"
+	}
+	line := fmt.Sprintf("herald (pid %d) VmRSS %s (%d kB)%s; with its WebKit helpers [%s]: RSS sum %s, PSS sum %s",
+		pid, mib(rss), rss, note, strings.Join(parts, ", "), mib(totalRSS), mib(totalPSS))
+	return line
+}
+
+// buildBinary builds the frontend and the desktop binary as a release
+// would (see the Makefile), unless HERALD_E2E_BINARY names one.
+func buildBinary(t *testing.T, base, art string, sum *summary) string {
+	t.Helper()
+	if p := os.Getenv("HERALD_E2E_BINARY"); p != "" {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum.add("build", "skipped: HERALD_E2E_BINARY="+abs)
+		return abs
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(name string, timeout time.Duration, dir, bin string, args ...string) {
+		t.Helper()
+		t0 := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		logPath := filepath.Join(art, name+".log")
+		lf, err := os.Create(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lf.Close()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Dir = dir
+		cmd.Stdout, cmd.Stderr = lf, lf
+		if err := cmd.Run(); err != nil {
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("%s (%s %s in %s) failed: %v\n%s", name, bin, strings.Join(args, " "), dir, err, tailString(string(b), 4000))
+		}
+		sum.add(name, fmt.Sprintf("%s %s: %s", bin, strings.Join(args, " "), since(t0)))
+	}
+	if os.Getenv("HERALD_E2E_SKIP_FRONTEND") != "1" {
+		fe := filepath.Join(root, "frontend")
+		if _, err := os.Stat(filepath.Join(fe, "node_modules")); err != nil {
+			build("npm-ci", 10*time.Minute, fe, "npm", "ci", "--no-audit", "--no-fund")
+		}
+		build("npm-build", 5*time.Minute, fe, "npm", "run", "build")
+	}
+	out := filepath.Join(base, "herald")
+	build("go-build", 15*time.Minute, root, "go", "build", "-tags", "desktop,production,webkit2_41", "-o", out, ".")
+	return out
+}
+
+func tailString(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func since(t time.Time) string { return time.Since(t).Round(time.Millisecond).String() }
+
+// summary collects the numbers a run reports: logged, printed as plain
+// lines and written to artifacts/summary.txt.
+type summary struct {
+	t     *testing.T
+	lines []string
+}
+
+func (s *summary) add(what, v string) {
+	line := fmt.Sprintf("%-15s %s", what+":", v)
+	s.lines = append(s.lines, line)
+	s.t.Log(line)
+	fmt.Println("HERALD-E2E " + line)
+}
+
+func (s *summary) write(path string) {
+	os.WriteFile(path, []byte(strings.Join(s.lines, "\n")+"\n"), 0o644)
+}
