@@ -34,7 +34,7 @@ desktop: build
 # D-Bus (notification, tray, window); prints binary size and idle memory.
 # One retry: a real click can never beat Wails' own Notify call, a test can.
 e2e: desktop
-	HERALD_E2E_BINARY=$(BIN) HERALD_E2E_NPM_CI=0 ./e2e/run.sh || { echo "e2e: retrying once"; HERALD_E2E_BINARY=$(BIN) HERALD_E2E_NPM_CI=0 ./e2e/run.sh; }
+	HERALD_E2E_BINARY=$(CURDIR)/$(BIN) HERALD_E2E_NPM_CI=0 ./e2e/run.sh || { echo "e2e: retrying once"; HERALD_E2E_BINARY=$(CURDIR)/$(BIN) HERALD_E2E_NPM_CI=0 ./e2e/run.sh; }
 
 # The whole test suite: what CI runs.
 test: deps vet unit ui-test desktop e2e
