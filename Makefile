@@ -2,7 +2,7 @@
 TAGS := desktop,production,webkit2_41
 BIN  := build/bin/herald
 
-.PHONY: deps run build frontend test vet unit ui-test desktop e2e bench
+.PHONY: deps run build frontend test vet unit ui-test fuzz desktop e2e bench
 
 deps:
 	./scripts/deps.sh
@@ -37,7 +37,12 @@ e2e: desktop
 	HERALD_E2E_BINARY=$(CURDIR)/$(BIN) HERALD_E2E_NPM_CI=0 ./e2e/run.sh || { echo "e2e: retrying once"; HERALD_E2E_BINARY=$(CURDIR)/$(BIN) HERALD_E2E_NPM_CI=0 ./e2e/run.sh; }
 
 # The whole test suite: what CI runs.
-test: deps vet unit ui-test desktop e2e
+test: deps vet unit ui-test fuzz desktop e2e
 
+# Every fuzz target for FUZZTIME each (CI: briefly).
+fuzz:
+	FUZZTIME=$${FUZZTIME:-5s} ./scripts/fuzz.sh
+
+# One markdown table of every benchmark (see BENCHMARKS.md).
 bench:
-	go test -run '^$$' -bench . -benchmem ./backend/...
+	./scripts/bench.sh

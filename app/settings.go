@@ -90,6 +90,7 @@ func (s *SettingsStore) Load() (Settings, error) {
 func (s *SettingsStore) Save(st Settings) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	st.Gateways = append([]GatewaySettings(nil), st.Gateways...) // sort a copy, not the caller's slice
 	sort.SliceStable(st.Gateways, func(i, j int) bool { return st.Gateways[i].Name < st.Gateways[j].Name })
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/testwait"
 )
 
 const guard = 30 * time.Second
@@ -147,19 +148,7 @@ func run(t *testing.T, args ...string) (string, string, int) {
 
 func waitServer(t *testing.T, srv *hermestest.Server, what string, cond func() bool) {
 	t.Helper()
-	timer := time.NewTimer(guard)
-	defer timer.Stop()
-	for {
-		ch := srv.Changed()
-		if cond() {
-			return
-		}
-		select {
-		case <-ch:
-		case <-timer.C:
-			t.Fatalf("timed out waiting for the gateway: %s", what)
-		}
-	}
+	testwait.Until(t, guard, "the gateway: "+what, srv.Changed, cond)
 }
 
 // TestWatchApproveEndToEnd: fake gateway -> `herald watch --json` in a

@@ -11,6 +11,7 @@ import (
 	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/apiservertest"
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/testwait"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -139,19 +140,7 @@ func (r *recorder) waitState(t testing.TB, st apiserver.State) apiserver.Status 
 // waitServer blocks until cond holds on the fake server.
 func waitServer(t testing.TB, srv *apiservertest.Server, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(guard)
-	defer deadline.Stop()
-	for {
-		ch := srv.Changed()
-		if cond() {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for the server: %s", what)
-		}
-	}
+	testwait.Until(t, guard, "the server: "+what, srv.Changed, cond)
 }
 
 type harness struct {

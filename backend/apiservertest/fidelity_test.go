@@ -17,6 +17,7 @@ import (
 
 	"github.com/herald-desktop/herald/backend/apiservertest"
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/testwait"
 )
 
 // The captures in testdata come from a real Hermes 0.18.2 API server
@@ -580,17 +581,5 @@ func TestFakeFaults(t *testing.T) {
 
 func waitServer(t testing.TB, srv *apiservertest.Server, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(guard)
-	defer deadline.Stop()
-	for {
-		ch := srv.Changed()
-		if cond() {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	testwait.Until(t, guard, what, srv.Changed, cond)
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
@@ -17,6 +18,8 @@ func TestFloodKeepsMemoryBoundedAndApprovalsFirst(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 	defer srv.Close()
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	defer releaseOnce.Do(func() { close(release) })
 	stuck := make(chan struct{})
 	h := start(t, srv, func(c *Config) {
 		inner := c.OnEvent
@@ -52,7 +55,7 @@ func TestFloodKeepsMemoryBoundedAndApprovalsFirst(t *testing.T) {
 	if backlog > coalesceAfter+2 {
 		t.Fatalf("backlog of %d events for a %d-delta flood: memory is not bounded", backlog, flood)
 	}
-	close(release)
+	releaseOnce.Do(func() { close(release) })
 	evs := h.rec.waitKind(t, wire.ApprovalServerRequest, 1)
 	if evs[0].RequestID != id {
 		t.Fatalf("approval %s, want %s", evs[0].RequestID, id)

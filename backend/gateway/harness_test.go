@@ -9,6 +9,7 @@ import (
 
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/testwait"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -159,19 +160,7 @@ func (r *recorder) waitState(t testing.TB, st State) Status {
 // waitServer blocks until cond holds on the fake gateway.
 func waitServer(t testing.TB, srv *hermestest.Server, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(guard)
-	defer deadline.Stop()
-	for {
-		ch := srv.Changed()
-		if cond() {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for the gateway: %s", what)
-		}
-	}
+	testwait.Until(t, guard, "the gateway: "+what, srv.Changed, cond)
 }
 
 type harness struct {

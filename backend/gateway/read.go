@@ -62,6 +62,10 @@ func (c *Client) readLoop(cn *conn, ready chan<- wire.Frame) {
 			}
 			c.handleFrame(cn, f)
 		})
+		// Tests re-check their conditions once the frames are handled.
+		if c.heard != nil {
+			c.heard()
+		}
 	}
 }
 

@@ -53,10 +53,15 @@ func parseTarget(raw string) (target, error) {
 			host = net.JoinHostPort(u.Hostname(), DefaultPort)
 		}
 	}
-	path := strings.TrimSuffix(u.Path, "/")
-	path = strings.TrimSuffix(path, "/api/ws")
+	path := strings.TrimRight(u.Path, "/")
+	path = strings.TrimRight(strings.TrimSuffix(path, "/api/ws"), "/")
 	base := &url.URL{Scheme: httpScheme, Host: host, Path: path}
 	ws := &url.URL{Scheme: wsScheme, Host: host, Path: path + "/api/ws"}
+	// The host must survive a round trip: net/url accepts some hosts it
+	// cannot print back (e.g. "::"), which would only fail at dial time.
+	if _, err := url.Parse(base.String()); err != nil {
+		return target{}, fmt.Errorf("gateway URL %q has an invalid host %q", raw, u.Host)
+	}
 	return target{base: base, ws: ws}, nil
 }
 
@@ -69,5 +74,5 @@ func (t target) endpoint(p string) string {
 
 // origin is the base URL's own origin, the only Origin Herald may send.
 func (t target) origin() string {
-	return t.base.Scheme + "://" + t.base.Host
+	return (&url.URL{Scheme: t.base.Scheme, Host: t.base.Host}).String()
 }
