@@ -90,7 +90,8 @@ func (s *SettingsStore) Load() (Settings, error) {
 func (s *SettingsStore) Save(st Settings) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st.Gateways = append([]GatewaySettings(nil), st.Gateways...) // sort a copy, not the caller's slice
+	// Sort a copy, not the caller's slice (and write [] rather than null).
+	st.Gateways = append(make([]GatewaySettings, 0, len(st.Gateways)), st.Gateways...)
 	sort.SliceStable(st.Gateways, func(i, j int) bool { return st.Gateways[i].Name < st.Gateways[j].Name })
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
