@@ -73,7 +73,7 @@ func FuzzSettingsLoad(f *testing.F) {
 func normalize(st Settings) Settings {
 	out := st
 	out.Gateways = nil
-	if st.Gateways != nil {
+	if len(st.Gateways) > 0 { // Save writes an empty list as []; Load of null gives nil
 		out.Gateways = make([]GatewaySettings, len(st.Gateways))
 		copy(out.Gateways, st.Gateways)
 		for i := range out.Gateways {
