@@ -23,11 +23,12 @@ const (
 	faultCutAfter                    // gateway drops after a random number of frames
 	faultStall                       // half-open: proxy freezes past the dead-link window
 	faultDuplicate                   // gateway sends every event frame twice
+	faultSlow                        // a slow link (every frame delayed) that then drops
 	numFaults
 )
 
 func (f chaosFault) String() string {
-	return [...]string{"proxy-cut", "kick", "cut-after", "stall", "duplicate"}[f]
+	return [...]string{"proxy-cut", "kick", "cut-after", "stall", "duplicate", "slow"}[f]
 }
 
 // TestChaosProxyRounds runs 1000 randomized rounds (100 with -short) of a
@@ -97,8 +98,11 @@ func chaosRound(t *testing.T, seed uint64, fault chaosFault) {
 		t.Fatal(err)
 	}
 	defer px.Close()
-	if fault == faultDuplicate {
+	switch fault {
+	case faultDuplicate:
 		srv.SetFaults(hermestest.Faults{DuplicateEvents: true})
+	case faultSlow:
+		srv.SetFaults(hermestest.Faults{Delay: 200 * time.Microsecond})
 	}
 	h := start(t, srv, func(c *Config) { c.URL = "http://" + px.Addr() })
 	// Stop the client before the proxy and gateway close (defers run
@@ -252,7 +256,7 @@ func injectFault(t *testing.T, h *harness, px *netfault.Proxy, rng *rand.Rand, f
 	switch fault {
 	case faultProxyCut:
 		px.Cut()
-	case faultKick:
+	case faultKick, faultSlow:
 		h.srv.Kick()
 	case faultCutAfter:
 		// At most left-1 more frames: the remaining deltas alone are

@@ -3,6 +3,7 @@ package gateway
 import (
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
@@ -44,6 +45,7 @@ func TestFloodKeepsMemoryBoundedAndApprovalsFirst(t *testing.T) {
 	for i := 0; i < flood; i++ {
 		srv.Emit(ref.ID, wire.MessageDelta, map[string]any{"text": "x"})
 	}
+	asked := time.Now()
 	id, _, _ := srv.RequestApproval(ref.ID, hermestest.ApprovalSpec{Command: "rm -rf ./after-flood"})
 	// Wait until the reader has queued the approval behind the flood.
 	h.rec.waitFor(t, "approval queued", func([]wire.Event, []Status) bool {
@@ -51,6 +53,7 @@ func TestFloodKeepsMemoryBoundedAndApprovalsFirst(t *testing.T) {
 		defer h.client.out.mu.Unlock()
 		return len(h.client.out.urgent) == 1
 	})
+	queuedIn := time.Since(asked) // reported, not asserted: timing is for benchmarks
 	backlog := h.client.out.len()
 	if backlog > coalesceAfter+2 {
 		t.Fatalf("backlog of %d events for a %d-delta flood: memory is not bounded", backlog, flood)
@@ -80,5 +83,5 @@ func TestFloodKeepsMemoryBoundedAndApprovalsFirst(t *testing.T) {
 		}
 		return n == flood+1
 	})
-	t.Logf("backlog %d events for %d deltas", backlog, flood)
+	t.Logf("backlog %d events for %d deltas; the approval was first in line %s after the gateway sent it", backlog, flood, queuedIn)
 }
