@@ -3,8 +3,8 @@ package gateway
 import (
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/wire"

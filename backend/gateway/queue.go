@@ -23,8 +23,12 @@ type queue struct {
 	closed bool
 }
 
-// coalesceAfter is the backlog beyond which deltas are merged.
-const coalesceAfter = 1024
+// coalesceAfter is the backlog beyond which deltas are merged, into events
+// of up to mergeMax bytes of text.
+const (
+	coalesceAfter = 1024
+	mergeMax      = 16 << 10
+)
 
 func newQueue() *queue {
 	q := &queue{}
@@ -69,15 +73,12 @@ func (q *queue) merge(ev wire.Event) bool {
 	}
 	a, ok1 := last.Data.(*wire.DeltaPayload)
 	b, ok2 := ev.Data.(*wire.DeltaPayload)
-	if !ok1 || !ok2 {
-		return false
+	if !ok1 || !ok2 || len(a.Text) >= mergeMax {
+		return false // past mergeMax a new event starts: copying stays linear
 	}
-	merged := &wire.DeltaPayload{Text: a.Text + b.Text}
-	raw, err := json.Marshal(merged)
-	if err != nil {
-		return false
-	}
-	last.Data, last.Payload = merged, raw
+	// The payload is re-encoded once, when the merged event leaves the
+	// queue (see pop), not on every merge: that would be quadratic.
+	last.Data, last.Payload = &wire.DeltaPayload{Text: a.Text + b.Text}, nil
 	if ev.Seq > last.Seq {
 		last.Seq = ev.Seq
 	}
@@ -101,6 +102,11 @@ func (q *queue) pop() (wire.Event, bool) {
 		return wire.Event{}, false
 	}
 	ev := q.items[q.head]
+	if ev.Payload == nil && ev.Kind == wire.MessageDelta {
+		if d, ok := ev.Data.(*wire.DeltaPayload); ok {
+			ev.Payload, _ = json.Marshal(d)
+		}
+	}
 	q.items[q.head] = wire.Event{}
 	q.head++
 	if q.head == len(q.items) {
