@@ -16,6 +16,7 @@ import (
 
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/testwait"
+	"go.uber.org/goleak"
 )
 
 const guard = 30 * time.Second
@@ -35,6 +36,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if code == 0 {
+		// Like goleak.VerifyTestMain: no goroutine may outlive the tests.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines outlived the tests:", err)
+			code = 1
+		}
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
