@@ -133,7 +133,7 @@ func cmdWatch(e *env, args []string) error {
 	for i, a := range apis {
 		name, u := splitGateway(a)
 		c, err := svc.AddAPIServer(apiserver.Config{Name: name, URL: u, Key: *apiKey, OnStatus: func(s apiserver.Status) {
-			printStatus(out, gatewayStatusLine(s))
+			printStatus(out, service.GatewayStatus(s))
 		}})
 		if err != nil {
 			return err
@@ -361,11 +361,6 @@ func runDemo(ctx context.Context, out *printer, c *gateway.Client) {
 			}
 		}
 	}
-}
-
-// gatewayStatusLine shows an API server's status like a gateway's.
-func gatewayStatusLine(s apiserver.Status) gateway.Status {
-	return gateway.Status{Gateway: s.Gateway, State: gateway.State(s.State), Err: s.Err, MayHaveMissedEvents: s.MayHaveMissedEvents, MissedReason: s.MissedReason}
 }
 
 func printStatus(out *printer, s gateway.Status) {

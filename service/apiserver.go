@@ -58,7 +58,7 @@ func (s *Service) AddAPIServer(cfg apiserver.Config) (*apiserver.Client, error) 
 		if user != nil {
 			user(st)
 		}
-		s.onStatus(gatewayStatus(st))
+		s.onStatus(GatewayStatus(st))
 	}
 	c, err := apiserver.New(cfg)
 	if err != nil {
@@ -122,9 +122,9 @@ func (s *Service) closeAPI() {
 	}
 }
 
-// gatewayStatus presents an API server's status like a gateway's, so
+// GatewayStatus presents an API server's status like a gateway's, so
 // every surface shows both side by side.
-func gatewayStatus(st apiserver.Status) gateway.Status {
+func GatewayStatus(st apiserver.Status) gateway.Status {
 	state := gateway.State(st.State)
 	return gateway.Status{
 		Gateway: st.Gateway, State: state, Err: st.Err, Attempt: st.Attempt, NextRetry: st.NextRetry,

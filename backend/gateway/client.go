@@ -165,10 +165,6 @@ func (c *Client) ReconnectNow() {
 	case c.kick <- struct{}{}:
 	default:
 	}
-	c.mu.Lock()
-	cn := c.conn
-	c.mu.Unlock()
-	_ = cn // a live connection stays up; only waits are cut short
 }
 
 // SetCredentials replaces the token or password and reconnects.
