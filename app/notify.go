@@ -57,7 +57,7 @@ func (n *notifier) approval(c approval.Change) {
 			return
 		}
 		n.shown[r.Key] = true
-		body := r.DisplayCommand()
+		body := r.MaskedCommand()
 		if r.Description != "" {
 			body += "\n" + r.Description
 		}

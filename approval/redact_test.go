@@ -62,9 +62,13 @@ func TestRedact(t *testing.T) {
 
 func TestDisplayCommandKeepsCommand(t *testing.T) {
 	t.Parallel()
-	r := Request{Command: "GITHUB_TOKEN=ghp_abc git push"}
-	if r.DisplayCommand() != "GITHUB_TOKEN=•••• git push" || r.Command != "GITHUB_TOKEN=ghp_abc git push" {
-		t.Fatalf("DisplayCommand %q, Command %q", r.DisplayCommand(), r.Command)
+	r := Request{Command: "GITHUB_TOKEN=ghp_abc git push\x1b[2K"}
+	if r.MaskedCommand() != "GITHUB_TOKEN=•••• git push␛[2K" || r.Command != "GITHUB_TOKEN=ghp_abc git push\x1b[2K" {
+		t.Fatalf("MaskedCommand %q, Command %q", r.MaskedCommand(), r.Command)
+	}
+	// Where the user decides, the command is shown as it runs.
+	if r.DisplayCommand() != "GITHUB_TOKEN=ghp_abc git push␛[2K" {
+		t.Fatalf("DisplayCommand %q", r.DisplayCommand())
 	}
 }
 

@@ -128,9 +128,24 @@ type Request struct {
 	LastError string `json:"last_error,omitempty"`
 }
 
-// DisplayCommand is the command with obvious secrets masked, for
-// notifications and lists.
-func (r Request) DisplayCommand() string { return Redact(r.Command) }
+// DisplayCommand is the command exactly as it will run, with controls,
+// escape sequences and invisible characters shown as markers (see
+// Visible). Surfaces where the user decides (approval sheet, terminal,
+// window) show this, never a masked form: masking could hide code.
+func (r Request) DisplayCommand() string { return Visible(r.Command) }
+
+// MaskedCommand is DisplayCommand with obvious secrets masked (see Redact,
+// which never masks text holding shell code), for display-only contexts
+// that others may see: notifications, the tray, logs.
+func (r Request) MaskedCommand() string { return Visible(Redact(r.Command)) }
+
+// DisplayDescription is the gateway's description, shown as Visible.
+func (r Request) DisplayDescription() string { return Visible(r.Description) }
+
+// CommandFirstLine is the command's first line, shown as VisibleLine, with
+// how many more lines there are; confirmations echo it so the user sees
+// which command an answer went to.
+func (r Request) CommandFirstLine() string { return FirstLine(r.Command) }
 
 // Offers reports whether choice is one of the request's choices.
 func (r Request) Offers(choice string) bool { return slices.Contains(r.Choices, choice) }

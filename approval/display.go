@@ -1,0 +1,206 @@
+package approval
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// What every surface shows of gateway text (commands, descriptions, session
+// ids, errors) goes through Visible or VisibleLine. Nothing is removed:
+// whatever a terminal, a notification server or a browser could act on or
+// hide is rendered as a visible marker, so what the user reads is what runs.
+//
+// Markers:
+//
+//	ESC (0x1B)                 ␛   (so "\x1b[2K" shows as "␛[2K": the whole
+//	                                escape sequence stays visible as text)
+//	newline (0x0A)             ⏎ followed by a real line break (Visible) or
+//	                           ⏎ alone (VisibleLine, for one-line surfaces)
+//	tab (0x09)                 ⇥
+//	trailing spaces            ␠   (spaces at the end or before a newline)
+//	other C0 controls, DEL     ⟦NUL⟧ ⟦BEL⟧ ⟦BS⟧ ⟦CR⟧ ... ⟦DEL⟧
+//	invalid UTF-8 bytes        ⟦\xff⟧
+//	anything else that is not plainly visible: C1 controls, format
+//	characters (Unicode Cf: bidi controls U+202A–202E, U+2066–2069,
+//	U+200E/F, U+061C, zero-width U+200B–200D, U+2060, U+FEFF, ...), line
+//	and paragraph separators, spaces other than U+0020, invisible letters
+//	(U+3164, U+2800, ...), variation selectors, private-use and unassigned
+//	code points, a combining mark not on a letter or stacked more than 3
+//	deep                       ⟦U+202E⟧
+//	the marker characters themselves when they appear literally
+//	(⟦ ␛ ⏎ ⇥ ␠)                ⟦U+241B⟧ ...
+//
+// Because every marker character is itself escaped when it appears in the
+// input, the rendering is injective: two different strings never display
+// as the same text (the tests decode the display back to the input).
+// Homoglyphs (a Cyrillic "а" for a Latin "a") are shown as they are.
+
+const (
+	markOpen  = '⟦'
+	markClose = '⟧'
+	markESC   = '␛'
+	markLF    = '⏎'
+	markTab   = '⇥'
+	markSpace = '␠'
+)
+
+// c0Names are the ASCII names of C0 controls, shown as ⟦NAME⟧.
+var c0Names = [32]string{
+	"NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "HT", "LF", "VT", "FF", "CR", "SO", "SI",
+	"DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS", "RS", "US",
+}
+
+// maxMarks is how many combining marks may follow a letter before the rest
+// are shown as markers (Vietnamese needs 2, some Indic text 3).
+const maxMarks = 3
+
+// Visible renders s for display with every control, escape sequence,
+// invisible or direction-changing character and invalid byte shown as a
+// marker, and newlines shown as ⏎ plus a real line break. See the table
+// above. Surfaces that wrap lines (terminal, window) use it.
+func Visible(s string) string { return render(s, true) }
+
+// VisibleLine is Visible on one line: a newline is shown as ⏎ without a
+// line break. Surfaces that show a single line (tray, lists, logs) use it.
+func VisibleLine(s string) string { return render(s, false) }
+
+// HasMarkers reports whether Visible(s) shows anything but s itself with
+// its line breaks marked: s holds text a surface could not show as it is.
+// A surface must not offer a one-click answer for such text without showing
+// all of it.
+func HasMarkers(s string) bool {
+	return strings.ReplaceAll(render(s, true), string(markLF)+"\n", "\n") != s
+}
+
+func render(s string, breaks bool) string {
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	prev, marks := rune(0), 0 // last base rune and marks on it
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			fmt.Fprintf(&b, "%c\\x%02x%c", markOpen, s[i], markClose)
+			i++
+			prev, marks = 0, 0
+			continue
+		}
+		i += size
+		switch {
+		case r == '\n':
+			b.WriteRune(markLF)
+			if breaks {
+				b.WriteByte('\n')
+			}
+		case r == '\t':
+			b.WriteRune(markTab)
+		case r == 0x1b:
+			b.WriteRune(markESC)
+		case r == ' ':
+			if trailingSpace(s[i:]) {
+				b.WriteRune(markSpace)
+			} else {
+				b.WriteByte(' ')
+			}
+		case r < 0x20:
+			fmt.Fprintf(&b, "%c%s%c", markOpen, c0Names[r], markClose)
+		case r == 0x7f:
+			fmt.Fprintf(&b, "%cDEL%c", markOpen, markClose)
+		case isMark(r):
+			if markAllowed(prev, &marks) && !needsMarker(r) {
+				b.WriteRune(r)
+			} else {
+				codePoint(&b, r)
+			}
+			continue // keep prev and marks
+		case needsMarker(r):
+			codePoint(&b, r)
+		default:
+			b.WriteRune(r)
+		}
+		prev, marks = r, 0
+	}
+	return b.String()
+}
+
+// trailingSpace reports whether rest (what follows a space) is only spaces
+// up to the end or a newline.
+func trailingSpace(rest string) bool {
+	t := strings.TrimLeft(rest, " ")
+	return t == "" || t[0] == '\n'
+}
+
+func codePoint(b *strings.Builder, r rune) {
+	fmt.Fprintf(b, "%cU+%04X%c", markOpen, r, markClose)
+}
+
+func isMark(r rune) bool { return r >= 0x300 && unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me) }
+
+// markAllowed: a combining mark is shown as it is on a letter, up to
+// maxMarks deep; *marks counts the marks on prev.
+func markAllowed(prev rune, marks *int) bool {
+	*marks++
+	return prev != 0 && unicode.IsLetter(prev) && *marks <= maxMarks
+}
+
+// needsMarker reports whether r (not \n, \t, ESC, space, C0 or DEL, which
+// render handles) must be shown as ⟦U+XXXX⟧.
+func needsMarker(r rune) bool {
+	switch r {
+	case markOpen, markESC, markLF, markTab, markSpace:
+		return true
+	case ' ':
+		return false
+	case 0x2800, // braille blank
+		0x115F, 0x1160, 0x3164, 0xFFA0: // hangul fillers
+		return true
+	}
+	if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		return true
+	}
+	if r < 0x7f {
+		return false
+	}
+	return !unicode.IsGraphic(r) || // C*, Zl, Zp, unassigned
+		unicode.Is(unicode.Zs, r) || // spaces other than U+0020
+		unicode.In(r, unicode.Cf, unicode.Co, unicode.Me,
+			unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
+}
+
+// Truncate cuts s to at most maxBytes bytes without splitting a UTF-8
+// character or a ⟦…⟧ marker, and reports whether anything was cut. The
+// caller says that it did (e.g. "command truncated, open to see all").
+func Truncate(s string, maxBytes int) (string, bool) {
+	if len(s) <= maxBytes {
+		return s, false
+	}
+	if maxBytes <= 0 {
+		return "", true
+	}
+	cut := maxBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	kept := s[:cut]
+	// Do not leave half a marker: back up to its ⟦.
+	if open := strings.LastIndex(kept, string(markOpen)); open >= 0 && !strings.ContainsRune(kept[open:], markClose) {
+		kept = kept[:open]
+	}
+	return kept, true
+}
+
+// FirstLine is s's first line shown as VisibleLine, followed by
+// " (+N more lines)" when s has more.
+func FirstLine(s string) string {
+	first, rest, more := strings.Cut(s, "\n")
+	line := VisibleLine(first)
+	if !more {
+		return line
+	}
+	n := strings.Count(rest, "\n") + 1
+	if n == 1 {
+		return line + " (+1 more line)"
+	}
+	return fmt.Sprintf("%s (+%d more lines)", line, n)
+}
