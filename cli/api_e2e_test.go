@@ -23,7 +23,7 @@ func TestWatchShowsAPIServerRunsNextToGateways(t *testing.T) {
 			defer gw.Close()
 			_, stored := gw.CreateSession()
 			dir := t.TempDir()
-			ctl := filepath.Join(dir, "ctl.sock")
+			ctl := filepath.Join(dir, "run", "ctl.sock") // the socket folder must be private (0700)
 			w := startWatch(t, "--gateway", "ws="+gw.URL, "--token", gw.Token(), "--session", stored,
 				"--api", "api="+api.URL, "--api-key", api.Key(), "--start", "approve-me: rm -rf ./api-build",
 				"--control", ctl, "--db", "")

@@ -170,7 +170,7 @@ func TestWatchApproveEndToEnd(t *testing.T) {
 			defer srv.Close()
 			live, stored := srv.CreateSession()
 			dir := t.TempDir()
-			ctl := filepath.Join(dir, "ctl.sock")
+			ctl := filepath.Join(dir, "run", "ctl.sock") // the socket folder must be private (0700)
 			db := filepath.Join(dir, "audit.db")
 			w := startWatch(t, "--gateway", "lab="+srv.URL, "--token", srv.Token(), "--session", stored, "--control", ctl, "--db", db)
 			w.waitLine(t, "connected", func(m map[string]any) bool {

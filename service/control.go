@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -53,32 +54,62 @@ func DefaultControlPath() string {
 // ErrNoDaemon means no Herald process is serving the control socket.
 var ErrNoDaemon = errors.New("no running Herald found: start `herald watch` or the desktop app first")
 
-// ServeControl serves the control socket at path until ctx ends.
+// ServeControl serves the control socket at path until ctx ends. It
+// refuses to run when the socket's folder or an existing socket is not
+// private to this user (see checkControlDir), and it answers only
+// connections from processes of this user.
 func (s *Service) ServeControl(ctx context.Context, path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("cannot create %s: %v", filepath.Dir(path), err)
+	return s.serveControl(ctx, path, os.Getuid())
+}
+
+func (s *Service) serveControl(ctx context.Context, path string, uid int) error {
+	if err := prepareControlDir(filepath.Dir(path), uid); err != nil {
+		return err
 	}
-	os.Chmod(filepath.Dir(path), 0o700)
-	if c, err := net.Dial("unix", path); err == nil {
-		c.Close()
-		return fmt.Errorf("another Herald is already running (control socket %s); use it, or stop it first", path)
+	switch err := checkControlSocket(path, uid); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		if c, err := net.Dial("unix", path); err == nil {
+			c.Close()
+			return fmt.Errorf("another Herald is already running (control socket %s); use it, or stop it first", path)
+		}
+		os.Remove(path) // a stale socket from a crashed run
 	}
-	os.Remove(path) // a stale socket from a crashed run
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		return fmt.Errorf("cannot open the control socket %s: %v", path, err)
 	}
-	os.Chmod(path, 0o600)
+	ln.(*net.UnixListener).SetUnlinkOnClose(false) // removed below, only if still ours
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("cannot make the control socket %s private: %v", path, err)
+	}
+	if err := checkControlSocket(path, uid); err != nil {
+		ln.Close()
+		return err
+	}
 	go func() {
 		<-ctx.Done()
 		ln.Close()
 	}()
 	go func() {
-		defer os.Remove(path)
+		defer func() {
+			if checkControlSocket(path, uid) == nil {
+				os.Remove(path)
+			}
+		}()
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			if peer, err := peerUID(c); err != nil || peer != uid {
+				s.log.Warn("refused a control connection from another user", "socket", path, "peer_uid", peer, "err", err)
+				fmt.Fprintf(c, "{\"error\":\"refused: this Herald answers only its own user (uid %d)\"}\n", uid)
+				c.Close()
+				continue
 			}
 			go s.serveConn(ctx, c)
 		}
@@ -139,14 +170,39 @@ func (s *Service) handleControl(ctx context.Context, req ControlRequest) Control
 	return ControlResponse{Error: fmt.Sprintf("unknown operation %q", req.Op)}
 }
 
-// Control sends one request to the Herald serving path.
+// Control sends one request to the Herald serving path. Before sending
+// anything it checks that the socket and its folder are private to this
+// user and that the process serving it runs as this user.
 func Control(ctx context.Context, path string, req ControlRequest) (ControlResponse, error) {
+	return control(ctx, path, req, os.Getuid())
+}
+
+func control(ctx context.Context, path string, req ControlRequest, uid int) (ControlResponse, error) {
+	switch err := checkControlSocket(path, uid); {
+	case errors.Is(err, fs.ErrNotExist):
+		return ControlResponse{}, ErrNoDaemon
+	case errors.Is(err, ErrUnsafeControl):
+		return ControlResponse{}, err
+	case err != nil:
+		if derr := checkControlDir(filepath.Dir(path), uid); derr != nil {
+			return ControlResponse{}, derr
+		}
+		return ControlResponse{}, fmt.Errorf("cannot check the control socket %s: %v", path, err)
+	}
+	if err := checkControlDir(filepath.Dir(path), uid); err != nil {
+		return ControlResponse{}, err
+	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		return ControlResponse{}, ErrNoDaemon
 	}
 	defer c.Close()
+	if peer, err := peerUID(c); err != nil {
+		return ControlResponse{}, unsafef("cannot tell who serves the control socket %s (%v); not talking to it", path, err)
+	} else if peer != uid {
+		return ControlResponse{}, unsafef("the control socket %s is served by another user (uid %d, you are %d), not by your Herald; nothing was sent. Remove it and start Herald again", path, peer, uid)
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
 	}

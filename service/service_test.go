@@ -80,7 +80,7 @@ func TestResolveKeyAndControl(t *testing.T) {
 		}
 	}
 
-	path := filepath.Join(t.TempDir(), "ctl.sock")
+	path := filepath.Join(t.TempDir(), "herald", "ctl.sock")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := s.ServeControl(ctx, path); err != nil {
