@@ -135,7 +135,7 @@ func (c *Client) follow(ctx context.Context, rs *runState) {
 	for ctx.Err() == nil && c.current(rs) {
 		wake := c.wakeChan() // taken first: a SetKey during the request counts
 		c.mu.Lock()
-		before := rs.delivered
+		before, opened := rs.delivered, rs.streams
 		c.mu.Unlock()
 		err := c.streamOnce(ctx, rs)
 		if rs.terminal {
@@ -147,7 +147,18 @@ func (c *Client) follow(ctx context.Context, rs *runState) {
 		}
 		c.mu.Lock()
 		progressed := rs.delivered > before
+		opened = rs.streams - opened
+		resumable := rs.hasIDs || rs.serverRetry > 0
 		c.mu.Unlock()
+		if opened > 0 && !resumable {
+			// A stream without event ids cannot be resumed. Hermes 0.18.2
+			// serves one reader per run: subscribing again either finds
+			// the run's stream gone (404) or, while the server has not
+			// noticed the drop, splits the run's event queue between the
+			// dead reader and the new one. Learn the outcome by polling.
+			c.poll(ctx, rs, reasonSingleConsumer)
+			return
+		}
 		if progressed {
 			attempt = 0 // the stream worked for a while: start backing off anew
 		}
@@ -369,7 +380,7 @@ func (c *Client) deliver(rs *runState, ev wire.Event) {
 	s := c.snapshotLocked()
 	q := c.out
 	c.mu.Unlock()
-	q.push(ev)
+	q.Push(ev)
 	if c.cfg.OnStatus != nil {
 		c.cfg.OnStatus(s)
 	}
