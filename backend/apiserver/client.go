@@ -123,7 +123,9 @@ type Client struct {
 	log  *slog.Logger
 	base *url.URL
 	http *http.Client
-	out  *queue
+	// out is the gateway's two-lane queue: approvals jump ahead of
+	// streamed text on their way to OnEvent, as on the WebSocket.
+	out *gateway.EventQueue
 
 	mu      sync.Mutex
 	key     string
@@ -177,7 +179,7 @@ func New(cfg Config) (*Client, error) {
 		clk:  cfg.Clock,
 		log:  cfg.Logger.With("api_server", name),
 		base: base,
-		out:  newQueue(),
+		out:  gateway.NewEventQueue(),
 		key:  cfg.Key,
 		runs: map[string]*runState{},
 		wake: make(chan struct{}),
@@ -288,7 +290,7 @@ func (c *Client) Run(ctx context.Context) error {
 	go func() {
 		defer close(delivered)
 		for {
-			ev, ok := q.pop()
+			ev, ok := q.Pop()
 			if !ok {
 				return
 			}
@@ -306,9 +308,9 @@ func (c *Client) Run(ctx context.Context) error {
 			rs.following = false
 		}
 		// Events emitted from now on wait for the next Run.
-		c.out = newQueue()
+		c.out = gateway.NewEventQueue()
 		c.mu.Unlock()
-		q.close()
+		q.Close()
 		<-delivered
 		c.setStatus(func(s *Status) { s.State = StateStopped; s.NextRetry = time.Time{} })
 	}()
@@ -452,56 +454,10 @@ func (c *Client) sleep(ctx context.Context, d time.Duration, why string, attempt
 	return true
 }
 
-// queue is an ordered, unbounded FIFO between followers and OnEvent, so a
-// slow consumer never stalls a stream.
-type queue struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	items  []wire.Event
-	closed bool
-}
-
-func newQueue() *queue {
-	q := &queue{}
-	q.cond = sync.NewCond(&q.mu)
-	return q
-}
-
 // emit queues an event for OnEvent.
 func (c *Client) emit(ev wire.Event) {
 	c.mu.Lock()
 	q := c.out
 	c.mu.Unlock()
-	q.push(ev)
-}
-
-func (q *queue) push(ev wire.Event) {
-	q.mu.Lock()
-	if !q.closed {
-		q.items = append(q.items, ev)
-		q.cond.Signal()
-	}
-	q.mu.Unlock()
-}
-
-func (q *queue) pop() (wire.Event, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for len(q.items) == 0 && !q.closed {
-		q.cond.Wait()
-	}
-	if len(q.items) == 0 {
-		return wire.Event{}, false
-	}
-	ev := q.items[0]
-	q.items[0] = wire.Event{}
-	q.items = q.items[1:]
-	return ev, true
-}
-
-func (q *queue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.cond.Broadcast()
-	q.mu.Unlock()
+	q.Push(ev)
 }

@@ -1,0 +1,26 @@
+package gateway
+
+import "github.com/herald-desktop/herald/backend/wire"
+
+// EventQueue is the two-lane queue a Client puts between its reader and
+// its consumer, for other transports (the API-server client) that must
+// deliver the same way: approvals and their cancellations jump ahead of
+// streamed text, everything else keeps its order, and a flood of deltas
+// is merged without losing text. It is safe for concurrent use.
+type EventQueue struct{ q *queue }
+
+// NewEventQueue returns an empty, open queue.
+func NewEventQueue() *EventQueue { return &EventQueue{q: newQueue()} }
+
+// Push queues events; after Close it drops them.
+func (e *EventQueue) Push(evs ...wire.Event) { e.q.push(evs...) }
+
+// Pop blocks until an event is available (urgent lane first) or the queue
+// is closed and drained, when it reports false.
+func (e *EventQueue) Pop() (wire.Event, bool) { return e.q.pop() }
+
+// Len is the number of queued events.
+func (e *EventQueue) Len() int { return e.q.len() }
+
+// Close lets Pop drain what is queued, then report false.
+func (e *EventQueue) Close() { e.q.close() }
