@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Mask replaces a secret in displayed text.
@@ -25,7 +26,7 @@ var maskRules = []maskRule{
 	// Bearer xyz anywhere else
 	{re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=\-]{8,})`)},
 	// curl -u user:password
-	{re: regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:\s+|=)[^\s:'"]+:(?P<s>[^\s'"]+)`)},
+	{re: regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:\s+|=)[^\s:'"/]+:(?P<s>[^\s'"/][^\s'"]*)`)},
 	// --password X, --token=X, ...
 	{re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token|client-secret)(?:\s+|=)(?P<s>"[^"]*"|'[^']*'|[^\s'"$\-][^\s'"]*)`)},
 	// -p followed by something random-looking (mysql -pXXXX); not ports or paths
@@ -36,17 +37,101 @@ var maskRules = []maskRule{
 	{re: regexp.MustCompile(`\b(?:gh[pousr]_|github_pat_|glpat-|xox[abpr]-)(?P<s>[A-Za-z0-9_\-]{10,})`)},
 	{re: regexp.MustCompile(`\bsk-(?:proj-|ant-)?(?P<s>[A-Za-z0-9_\-]{20,})`), secret: func(_, v string) bool { return hasDigit(v) }},
 	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)(?P<s>[0-9A-Z]{16})\b`)},
+	// aws_secret_access_key X, "SecretAccessKey": "X" (40 characters)
+	{re: regexp.MustCompile(`(?i)secret_?access_?key["']?\s*[:=]?\s*["']?(?P<s>[A-Za-z0-9/+]{40})\b`)},
+	// mysql -pPASS: for the mysql family an attached -p is always the password
+	{re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump|mariadb-admin)\b[^|;&<>\n]*?\s-p(?P<s>[^\s'"]+)`)},
+	// sshpass -p PASS
+	{re: regexp.MustCompile(`\bsshpass\s+(?:-[a-zA-Z]\s+\S+\s+)*-p\s*(?P<s>"[^"]*"|'[^']*'|[^\s'"]+)`)},
+	// docker login -p PASS (and podman, buildah, skopeo, helm registry, nerdctl, oras)
+	{re: regexp.MustCompile(`\b(?:docker|podman|buildah|skopeo|nerdctl|oras|helm\s+registry)\s+login\b[^|;&<>\n]*?\s-p(?:\s+|=)?(?P<s>"[^"]*"|'[^']*'|[^\s'"]+)`)},
+	// redis-cli -a PASS
+	{re: regexp.MustCompile(`\bredis-cli\b[^|;&<>\n]*?\s-a\s+(?P<s>"[^"]*"|'[^']*'|[^\s'"]+)`)},
 }
 
-// Redact masks obvious secrets in a command for display: values of
-// secret-looking variables (GITHUB_TOKEN=...), URL passwords, authorization
-// headers, password and token flags, and well-known token shapes (ghp_,
-// github_pat_, sk-, xoxb-, AKIA...). It is a display aid, not a guarantee.
+// Redact masks obvious secrets in a command for display-only contexts
+// (notifications, the tray, logs): values of secret-looking variables
+// (GITHUB_TOKEN=...), URL passwords, authorization and cookie headers,
+// password and token flags (--password, mysql -pPASS, sshpass -p, docker
+// login -p, redis-cli -a), AWS secret keys and well-known token shapes
+// (ghp_, github_pat_, sk-, xoxb-, AKIA...). It is a display aid, not a
+// guarantee.
+//
+// Masking never hides anything the shell would run or interpret: a value
+// holding shell syntax ($, backticks, ;, |, &, redirections, brackets,
+// backslashes, quotes, # or any control or invisible character) is left
+// as it is (see hidesCode), so `GITHUB_TOKEN="$(curl … | sh)"` still shows
+// its code. Where the user decides (approval sheet, terminal), surfaces show
+// the command unmasked anyway.
 func Redact(cmd string) string {
 	for _, r := range maskRules {
 		cmd = r.apply(cmd)
 	}
-	return cmd
+	return redactCookies(cmd)
+}
+
+// hidesCode reports whether masking value could hide something a shell
+// interprets. One pair of enclosing quotes is allowed.
+func hidesCode(value string) bool {
+	if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
+		value = value[1 : len(value)-1]
+	}
+	for _, r := range value {
+		if strings.ContainsRune("$`;|&<>(){}\\\"'#\n\r", r) || r < 0x20 || r == utf8.RuneError || (r >= 0x7f && needsMarker(r)) {
+			return true
+		}
+	}
+	return false
+}
+
+// cookieRE finds a Cookie header or curl's -b/--cookie option; cookieValRE
+// the values after it, up to the closing quote or the end of the line.
+var (
+	cookieRE    = regexp.MustCompile(`(?i)(?:\b(?:set-)?cookie\s*:|\bcurl\b[^|;&<>\n]*?\s(?:-b|--cookie)(?:\s+|=))\s*(["']?)`)
+	cookieValRE = regexp.MustCompile(`(?:^|;\s*)[A-Za-z0-9_.\-]+=(?P<s>[A-Za-z0-9%._~+/=:\-]+)`)
+)
+
+// redactCookies masks cookie values (a=••••; b=••••). Only values made of
+// cookie characters are masked, and only up to the header's end.
+func redactCookies(s string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range cookieRE.FindAllStringSubmatchIndex(s, -1) {
+		if m[0] < last {
+			continue
+		}
+		start := m[1]
+		end := strings.IndexAny(s[start:], "\n")
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start
+		}
+		if q := s[m[2]:m[3]]; q != "" {
+			if i := strings.Index(s[start:end], q); i >= 0 {
+				end = start + i
+			}
+		} else if i := strings.IndexAny(s[start:end], " \t"); i >= 0 {
+			end = start + i // unquoted: one word
+		}
+		b.WriteString(s[last:start])
+		last = start
+		header := s[start:end]
+		for _, v := range cookieValRE.FindAllStringSubmatchIndex(header, -1) {
+			vs, ve := start+v[2], start+v[3]
+			if vf := s[vs:ve]; strings.Contains(vf, "=") && !strings.HasSuffix(vf, "=") {
+				continue // a=b=c: unclear, leave it
+			}
+			b.WriteString(s[last:vs])
+			b.WriteString(Mask)
+			last = ve
+		}
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 func (r maskRule) apply(s string) string {
@@ -59,7 +144,7 @@ func (r maskRule) apply(s string) string {
 			name = s[m[2*ni]:m[2*ni+1]]
 		}
 		start, end := m[2*si], m[2*si+1]
-		if r.secret != nil && !r.secret(name, s[start:end]) {
+		if start < last || hidesCode(s[start:end]) || (r.secret != nil && !r.secret(name, s[start:end])) {
 			continue
 		}
 		b.WriteString(s[last:start])

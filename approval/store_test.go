@@ -78,7 +78,10 @@ func TestStoreContract(t *testing.T) {
 	}
 }
 
-func TestStoresHoldNoCredentials(t *testing.T) {
+// The audit log is evidence: the command is kept as sent (so masking can
+// never lose what ran) with a masked copy for display-only views, and the
+// error text holds no credentials.
+func TestStoresKeepCommandScrubErrors(t *testing.T) {
 	t.Parallel()
 	for name, s := range map[string]Store{
 		"memory": NewMemoryStore(),
@@ -95,8 +98,18 @@ func TestStoresHoldNoCredentials(t *testing.T) {
 			t.Fatal(err)
 		}
 		es, _ := s.List(Filter{})
-		if got := fmt.Sprintf("%+v", es); strings.Contains(got, "SECRET") || strings.Contains(got, "abcdef123456") || strings.Contains(got, ":pw@") {
-			t.Errorf("%s store holds a credential: %s", name, got)
+		if len(es) != 1 {
+			t.Fatalf("%s: %d entries", name, len(es))
+		}
+		e := es[0]
+		if e.Command != "curl -H 'Authorization: Bearer abcdef123456' https://u:pw@host" {
+			t.Errorf("%s store changed the command: %q", name, e.Command)
+		}
+		if e.MaskedCommand != "curl -H 'Authorization: Bearer ••••' https://u:••••@host" {
+			t.Errorf("%s store masked copy: %q", name, e.MaskedCommand)
+		}
+		if got := e.Error + e.Detail; strings.Contains(got, "SECRET") {
+			t.Errorf("%s store holds a credential in its error text: %s", name, got)
 		}
 	}
 }
