@@ -147,10 +147,7 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		if fs.running {
 			return map[string]any{"status": "queued"}, nil
 		}
-		fs.running = true
-		fs.stop = make(chan struct{})
-		s.emitLocked(fs, "message.start", nil)
-		go s.runAgent(fs, str("text"), fs.stop)
+		s.startTurnLocked(fs, str("text"))
 		return map[string]any{"status": "streaming"}, nil
 
 	case "session.interrupt":
@@ -158,11 +155,21 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		if fs == nil {
 			return nil, &rpcErr{4001, "session not found"}
 		}
+		// Hermes: the agent is interrupted, every pending approval of
+		// the session is resolved "deny" (resolve_gateway_approval(...,
+		// "deny", resolve_all=True)) and the call answers at once; the
+		// turn then ends with message.complete status "interrupted". An
+		// idle session answers the same and nothing follows.
+		if fs.intr != nil {
+			close(fs.intr)
+			fs.intr = nil
+		}
 		for _, a := range append([]*fapproval(nil), fs.pending...) {
 			s.removePendingLocked(fs, a)
-			a.finish("")
+			a.finish("deny")
 			s.cancelLocked(fs, a, "interrupted")
 		}
+		s.interrupts++
 		s.notifyLocked()
 		return map[string]any{"status": "interrupted"}, nil
 
@@ -218,84 +225,144 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 	return nil, notFound
 }
 
+// startTurnLocked starts a turn of the scripted agent.
+func (s *Server) startTurnLocked(fs *fsession, text string) {
+	fs.running, fs.hasRow = true, true
+	fs.stop = make(chan struct{})
+	fs.intr = make(chan struct{})
+	s.emitLocked(fs, "message.start", nil)
+	go s.runAgent(fs, text, fs.stop, fs.intr)
+}
+
 // runAgent is the scripted stub agent. Prompts:
 //
 //	approve-me: CMD   ask approval for CMD, then "run" it or report it blocked
 //	burst N           stream N message.delta events
+//	hold              stream one delta, then wait until interrupted
 //	anything else     answer "stub answer: TEXT"
-func (s *Server) runAgent(fs *fsession, text string, stop chan struct{}) {
+//
+// stop kills the agent silently (restart, close); intr is session.interrupt:
+// the turn ends with message.complete status "interrupted", as in Hermes.
+func (s *Server) runAgent(fs *fsession, text string, stop, intr chan struct{}) {
+	steps := 0
+	killed := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	interrupted := func() bool {
+		select {
+		case <-intr:
+			return true
+		default:
+			return false
+		}
+	}
+	// step paces and emits one frame; false when the turn must end here
+	// (killed or interrupted).
 	step := func(fn func()) bool {
 		if s.opts.StepDelay > 0 {
 			select {
 			case <-time.After(s.opts.StepDelay):
 			case <-stop:
 				return false
+			case <-intr:
+				return false
 			}
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		select {
-		case <-stop:
+		if killed() || interrupted() {
 			return false
-		default:
 		}
 		fn()
+		steps++
 		return true
 	}
-	var reply string
-	switch {
-	case strings.HasPrefix(text, "approve-me:"):
-		cmd := strings.TrimSpace(strings.TrimPrefix(text, "approve-me:"))
-		for _, w := range []string{"I ", "will ", "run ", "a ", "command."} {
-			if !step(func() { s.emitLocked(fs, "message.delta", map[string]any{"text": w}) }) {
-				return
+	reply := func() string {
+		switch {
+		case strings.HasPrefix(text, "approve-me:"):
+			cmd := strings.TrimSpace(strings.TrimPrefix(text, "approve-me:"))
+			for _, w := range []string{"I ", "will ", "run ", "a ", "command."} {
+				if !step(func() { s.emitLocked(fs, "message.delta", map[string]any{"text": w}) }) {
+					return ""
+				}
 			}
-		}
-		s.mu.Lock()
-		s.nextTool++
-		toolID := fmt.Sprintf("call_%012d", s.nextTool)
-		s.emitLocked(fs, "tool.start", map[string]any{"tool_id": toolID, "name": "terminal", "context": "Running " + cmd})
-		a := s.requestApprovalLocked(fs, ApprovalSpec{Command: cmd})
-		s.mu.Unlock()
-		var choice string
-		select {
-		case choice = <-a.done:
-		case <-stop:
-			return
-		}
-		approved := choice == "once" || choice == "session" || choice == "always"
-		result := map[string]any{"output": "[stub] would have run: " + cmd, "exit_code": 0}
-		reply = "approved: " + cmd
-		if !approved {
-			why := "Command denied by user."
-			if choice == "" {
-				why = "Command timed out without user response."
+			s.mu.Lock()
+			if killed() || interrupted() {
+				s.mu.Unlock()
+				return ""
 			}
-			result = map[string]any{"output": "", "exit_code": -1, "error": "BLOCKED: " + why + " The user has NOT consented to this action."}
-			reply = "blocked: " + cmd
-		}
-		if !step(func() {
+			s.nextTool++
+			toolID := fmt.Sprintf("call_%012d", s.nextTool)
+			s.emitLocked(fs, "tool.start", map[string]any{"tool_id": toolID, "name": "terminal", "context": "Running " + cmd})
+			a := s.requestApprovalLocked(fs, ApprovalSpec{Command: cmd})
+			s.mu.Unlock()
+			var choice string
+			select {
+			case choice = <-a.done:
+			case <-stop:
+				return ""
+			}
+			approved := choice == "once" || choice == "session" || choice == "always"
+			result := map[string]any{"output": "[stub] would have run: " + cmd, "exit_code": 0}
+			reply := "approved: " + cmd
+			if !approved {
+				why := "Command denied by user."
+				if choice == "" {
+					why = "Command timed out without user response."
+				}
+				result = map[string]any{"output": "", "exit_code": -1, "error": "BLOCKED: " + why + " The user has NOT consented to this action."}
+				reply = "blocked: " + cmd
+			}
+			// The tool reports its outcome even when an interrupt
+			// denied the approval (capture 08_interrupt_pending_approval).
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if killed() {
+				return ""
+			}
 			s.emitLocked(fs, "tool.complete", map[string]any{"tool_id": toolID, "name": "terminal", "args": map[string]any{"command": cmd}, "duration_s": 0.01, "result": result})
-		}) {
-			return
-		}
-	case strings.HasPrefix(text, "burst "):
-		n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(text, "burst ")))
-		for i := 1; i <= n; i++ {
-			if !step(func() { s.emitLocked(fs, "message.delta", map[string]any{"text": fmt.Sprintf("tick %d/%d ", i, n)}) }) {
-				return
+			return reply
+		case strings.HasPrefix(text, "burst "):
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(text, "burst ")))
+			for i := 1; i <= n; i++ {
+				if !step(func() { s.emitLocked(fs, "message.delta", map[string]any{"text": fmt.Sprintf("tick %d/%d ", i, n)}) }) {
+					return ""
+				}
 			}
+			return fmt.Sprintf("burst of %d done", n)
+		case strings.TrimSpace(text) == "hold":
+			if !step(func() { s.emitLocked(fs, "message.delta", map[string]any{"text": "holding "}) }) {
+				return ""
+			}
+			select {
+			case <-stop:
+			case <-intr:
+			}
+			return ""
 		}
-		reply = fmt.Sprintf("burst of %d done", n)
-	default:
-		reply = "stub answer: " + text
+		return "stub answer: " + text
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if killed() {
+		return
 	}
-	step(func() {
-		fs.history = append(fs.history, map[string]string{"role": "user", "text": text}, map[string]string{"role": "assistant", "text": reply})
-		s.emitLocked(fs, "message.complete", map[string]any{"text": reply, "status": "complete"})
-		fs.running = false
-		fs.stop = nil
-		s.emitLocked(fs, "session.info", s.info(fs))
-		s.notifyLocked()
-	})
+	status := "complete"
+	if interrupted() {
+		status = "interrupted"
+		if reply == "" {
+			reply = fmt.Sprintf("interrupted after %d steps", steps)
+		}
+	}
+	fs.history = append(fs.history, map[string]string{"role": "user", "text": text}, map[string]string{"role": "assistant", "text": reply})
+	s.emitLocked(fs, "message.complete", map[string]any{"text": reply, "status": status})
+	fs.running = false
+	fs.stop, fs.intr = nil, nil
+	s.emitLocked(fs, "session.info", s.info(fs))
+	s.notifyLocked()
 }

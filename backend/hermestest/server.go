@@ -111,6 +111,8 @@ type Server struct {
 	// withdrawn counts approvals withdrawn unanswered (no capable client,
 	// or an error response).
 	withdrawn int
+	// interrupts counts session.interrupt calls.
+	interrupts int
 }
 
 // Withdrawn counts approvals the gateway withdrew without an answer.

@@ -28,6 +28,7 @@ type fsession struct {
 	hasRow            bool // the store has a row (after the first prompt)
 	closeOnDisconnect bool
 	stop              chan struct{}
+	intr              chan struct{} // closed by session.interrupt
 }
 
 func (fs *fsession) stopAgent() {
@@ -35,6 +36,7 @@ func (fs *fsession) stopAgent() {
 		close(fs.stop)
 		fs.stop = nil
 	}
+	fs.intr = nil
 	for _, a := range fs.pending {
 		a.finish("")
 	}
@@ -143,10 +145,7 @@ func (s *Server) Prompt(sessionID, text string) error {
 	if fs.running {
 		return fmt.Errorf("hermestest: session %q is busy", sessionID)
 	}
-	fs.running, fs.hasRow = true, true
-	fs.stop = make(chan struct{})
-	s.emitLocked(fs, "message.start", nil)
-	go s.runAgent(fs, text, fs.stop)
+	s.startTurnLocked(fs, text)
 	return nil
 }
 

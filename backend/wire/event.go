@@ -182,6 +182,10 @@ func typedPayload(kind string) any {
 		return &CancelPayload{}
 	case Resync:
 		return &ResyncPayload{}
+	case NotificationShow, NotificationLegacy:
+		return &NotificationPayload{}
+	case NotificationClear:
+		return &NotificationClearPayload{}
 	}
 	return nil
 }

@@ -25,6 +25,9 @@ var typedKinds = map[string]any{
 	wire.ApprovalServerRequest: &wire.ApprovalPayload{},
 	wire.RequestCancel:         &wire.CancelPayload{},
 	wire.Resync:                &wire.ResyncPayload{},
+	wire.NotificationShow:      &wire.NotificationPayload{},
+	wire.NotificationLegacy:    &wire.NotificationPayload{},
+	wire.NotificationClear:     &wire.NotificationClearPayload{},
 }
 
 // untypedKinds are named kinds (and ones seen from real gateways) whose
@@ -86,6 +89,11 @@ func TestDecodeDataKnownKinds(t *testing.T) {
 		{wire.RequestCancel, `{"id":"srq-3f9a1c2b7d4e","method":"approval","reason":"timeout"}`,
 			&wire.CancelPayload{ID: "srq-3f9a1c2b7d4e", Method: "approval", Reason: "timeout"}},
 		{wire.Resync, `{"reason":"epoch"}`, &wire.ResyncPayload{Reason: "epoch"}},
+		{wire.NotificationShow, `{"text":"t","level":"warn","kind":"sticky","ttl_ms":null,"key":"k","id":"k"}`,
+			&wire.NotificationPayload{Text: "t", Level: "warn", Kind: "sticky", Key: "k", ID: "k"}},
+		{wire.NotificationLegacy, `{"text":"t","level":"info","kind":"ttl","ttl_ms":5,"key":"k"}`,
+			&wire.NotificationPayload{Text: "t", Level: "info", Kind: "ttl", TTLMillis: ptr(5.0), Key: "k"}},
+		{wire.NotificationClear, `{"key":"k"}`, &wire.NotificationClearPayload{Key: "k"}},
 		// JSON null decodes to the zero payload, like an absent one.
 		{wire.MessageDelta, `null`, &wire.DeltaPayload{}},
 	}
