@@ -95,6 +95,9 @@ type item struct {
 	// hint is what the gateway reported while an answer was in flight; it
 	// decides the outcome once the send returns.
 	hint *ending
+	// restored: brought back from the audit log at start (see
+	// restoreLocked); a new arrival of the same request adopts it.
+	restored bool
 }
 
 // Inbox holds approval requests from all gateways. It is safe for
@@ -111,6 +114,7 @@ type Inbox struct {
 	items    map[string]*item
 	seq      uint64
 	arrivals map[string]int // per event-form session: arrivals so far
+	boot     string         // start tag in made-up keys (see bootTag)
 	timer    clock.Timer
 	armed    time.Time // deadline the timer is set for; zero when stopped
 	out      []Change  // changes not yet recorded and notified
@@ -147,7 +151,9 @@ func New(opt Options) *Inbox {
 	}
 	in.timer = in.clk.NewTimer(time.Hour)
 	in.timer.Stop()
+	in.boot = bootTag(in.store)
 	go in.run()
+	in.do(in.restoreLocked)
 	return in
 }
 

@@ -92,18 +92,23 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 
 	switch {
 	case r.Dialect == DialectServerRequest && r.RequestID != "":
-		r.Key = r.Gateway + "/srq/" + r.RequestID
+		r.Key = in.srqKey(r.Gateway, r.RequestID)
 	case r.Dialect == DialectEvent && r.QueueID != "":
 		r.Key = r.Gateway + "/q/" + r.QueueID
 	}
 	if old, dup := in.items[r.Key]; dup && r.Key != "" {
+		if old.restored && old.State.Live() {
+			in.adoptLocked(old, r, now)
+			return
+		}
 		in.rearmRequestLocked(old, ev, now)
 		return
 	}
 	if r.Key == "" {
-		ns := r.Gateway + "/ev/" + firstOf(r.StoredSession, r.Session)
-		in.arrivals[ns]++
-		r.Key = fmt.Sprintf("%s/%d", ns, in.arrivals[ns])
+		if in.adoptRestoredLocked(r, now) {
+			return
+		}
+		r.Key = in.evKey(r.Gateway + "/ev/" + firstOf(r.StoredSession, r.Session))
 	}
 
 	it := &item{Request: r}
@@ -178,7 +183,7 @@ func (in *Inbox) cancelLocked(ev wire.Event, now time.Time) {
 	if id == "" && cp != nil {
 		id = cp.ID
 	}
-	it, ok := in.items[ev.Gateway+"/srq/"+id]
+	it, ok := in.items[in.srqKey(ev.Gateway, id)]
 	if !ok || id == "" {
 		return
 	}

@@ -1,0 +1,190 @@
+package approval
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Booter is a Store that numbers Herald's starts durably. An inbox over
+// such a store puts the start number into the keys it makes up (the event
+// form carries no id of its own, and the server-request form's ids start
+// over with every connection), so a key is never used for two different
+// requests, across restarts included.
+type Booter interface {
+	// NextBoot returns a number no earlier call on the same store returned.
+	NextBoot() (uint64, error)
+}
+
+var metaBucket = []byte("meta")
+
+// NextBoot counts one more start of Herald in the history file.
+func (s *BoltStore) NextBoot() (uint64, error) {
+	var n uint64
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(metaBucket)
+		if err != nil {
+			return err
+		}
+		if v := b.Get([]byte("boot")); len(v) == 8 {
+			n = binary.BigEndian.Uint64(v)
+		}
+		n++
+		return b.Put([]byte("boot"), binary.BigEndian.AppendUint64(nil, n))
+	})
+	return n, err
+}
+
+// bootTag is the inbox's start tag for made-up keys: "" without a Booter
+// store (nothing outlives the process then), else the start number, or a
+// random tag if the store cannot count.
+func bootTag(st Store) string {
+	b, ok := st.(Booter)
+	if !ok {
+		return ""
+	}
+	if n, err := b.NextBoot(); err == nil {
+		return strconv.FormatUint(n, 10)
+	}
+	var r [6]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("x%x", r)
+}
+
+// evKey makes up the key of an event-form request of session namespace ns.
+func (in *Inbox) evKey(ns string) string {
+	in.arrivals[ns]++
+	if in.boot == "" {
+		return fmt.Sprintf("%s/%d", ns, in.arrivals[ns])
+	}
+	return fmt.Sprintf("%s/%s.%d", ns, in.boot, in.arrivals[ns])
+}
+
+// srqKey is the key of a server request: its id is the gateway's JSON-RPC
+// id, which is only unique within one connection's life.
+func (in *Inbox) srqKey(gateway, id string) string {
+	if in.boot == "" {
+		return gateway + "/srq/" + id
+	}
+	return gateway + "/srq/" + in.boot + "." + id
+}
+
+// restoredDetail marks a request brought back from the audit log.
+const restoredDetail = "Herald restarted while this request was waiting; the gateway may still be waiting for it (answer or dismiss it), or may have settled it meanwhile"
+
+// restoreLocked reads the audit log at start. Requests left open by the
+// last run (a crash, or a shutdown while they waited) come back: those
+// whose deadline passed are recorded expired, the others are shown again
+// as Uncertain ("may still be pending"), answerable with the safe choices
+// or dismissable, until the gateway offers them again, their deadline
+// passes or the user acts. Every audit entry thus reaches a final state.
+func (in *Inbox) restoreLocked(now time.Time) {
+	if in.store == nil {
+		return
+	}
+	entries, err := in.store.List(Filter{Since: now.Add(-restoreWindow)})
+	if err != nil {
+		in.auditErr = fmt.Sprintf("the approval history could not be read (%s); requests left open by the last run are not shown", scrub(err.Error()))
+		return
+	}
+	type open struct {
+		arrival Entry
+		last    Entry
+	}
+	byKey := map[string]*open{}
+	var order []string
+	for _, e := range entries {
+		o := byKey[e.Key]
+		if e.Kind == ChangeArrived {
+			if o == nil {
+				order = append(order, e.Key)
+			}
+			o = &open{arrival: e}
+			byKey[e.Key] = o
+		}
+		if o != nil {
+			o.last = e
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return byKey[order[i]].arrival.Seq < byKey[order[j]].arrival.Seq })
+	for _, k := range order {
+		o := byKey[k]
+		if !o.last.State.Live() {
+			continue
+		}
+		if _, dup := in.items[k]; dup {
+			continue
+		}
+		a := o.arrival
+		r := Request{
+			Key: k, Gateway: a.Gateway, Session: firstOf(o.last.Session, a.Session), StoredSession: firstOf(o.last.StoredSession, a.StoredSession),
+			Command: a.Command, Description: a.Description, Dialect: a.Dialect,
+			// What the gateway offered was not logged: offer the answers
+			// every gateway takes.
+			Choices:    []string{ChoiceOnce, ChoiceDeny},
+			ReceivedAt: a.At, State: StatePending, Uncertain: true,
+			Outcome: Outcome{At: now, Detail: restoredDetail},
+		}
+		if r.Dialect == "" {
+			r.Dialect = DialectEvent
+		}
+		r.ExpiresAt = r.ReceivedAt.Add(in.timeoutFor(r.Gateway))
+		it := &item{Request: r, restored: true}
+		in.seq++
+		it.seq = in.seq
+		in.items[k] = it
+		if !now.Before(r.ExpiresAt) {
+			// Past its deadline: the gateway stopped waiting (and did not
+			// run the command) while Herald was away.
+			it.State, it.Uncertain, it.restored = StateExpired, false, false
+			it.Outcome = Outcome{At: now, Detail: "the gateway's timeout passed while Herald was not running"}
+			in.emitLocked(ChangeUpdated, it, now)
+			continue
+		}
+		// Shown again as an arrival, so every surface (and notification)
+		// brings it back to the user.
+		in.emitLocked(ChangeArrived, it, now)
+	}
+}
+
+// restoreWindow is how far back the audit log is read at start.
+const restoreWindow = 24 * time.Hour
+
+// adoptRestoredLocked matches a new arrival without a gateway-given key to
+// a request restored from the log (same gateway, form, session and
+// command): the gateway still waits for it. An event-form request keeps
+// its key and is no longer uncertain; a server request comes under a new
+// id, so the restored one ends, pointing at it.
+func (in *Inbox) adoptRestoredLocked(r Request, now time.Time) bool {
+	for _, it := range in.items {
+		if !it.restored || !it.State.Live() || it.Gateway != r.Gateway || it.Dialect != r.Dialect {
+			continue
+		}
+		same := r.StoredSession != "" && it.StoredSession == r.StoredSession || it.Session == r.Session
+		if !same || it.Command != Redact(r.Command) {
+			continue
+		}
+		if r.Dialect == DialectServerRequest {
+			it.restored = false
+			in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelRequestCancel, Detail: "the gateway offered it again under a new id after Herald restarted"}}, now)
+			return false
+		}
+		in.adoptLocked(it, r, now)
+		return true
+	}
+	return false
+}
+
+// adoptLocked replaces a restored request with the gateway's fresh copy
+// of it (full command, offered choices), keeping its key.
+func (in *Inbox) adoptLocked(it *item, r Request, now time.Time) {
+	key, seq := it.Key, it.seq
+	it.Request = r
+	it.Key, it.seq, it.restored = key, seq, false
+	in.emitLocked(ChangeUpdated, it, now)
+}
