@@ -9,7 +9,7 @@ import (
 
 // queue sits between the socket reader and the consumer's callback, so a
 // slow consumer never stalls the reader (which must keep answering pings and
-// matching responses). It has two lanes: approvals and their cancellations
+// matching responses). It has two lanes: approvals, prompts and their cancellations
 // go first, so a prompt is never queued behind a flood of streaming text;
 // everything else keeps its order. Under a backlog, consecutive
 // message.delta events of one session are merged (their text concatenated,
@@ -37,7 +37,7 @@ func newQueue() *queue {
 }
 
 func urgent(ev wire.Event) bool {
-	return ev.IsApproval() || ev.Kind == wire.RequestCancel
+	return ev.IsApproval() || ev.IsPrompt() || ev.IsPromptExpire() || ev.Kind == wire.RequestCancel
 }
 
 func (q *queue) push(evs ...wire.Event) {

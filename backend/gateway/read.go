@@ -120,7 +120,7 @@ func (c *Client) handleFrame(cn *conn, f wire.Frame) {
 // are answered -32601 at once so the gateway does not wait for them.
 func (c *Client) handleServerRequest(cn *conn, f wire.Frame, now time.Time) {
 	ev := serverRequestEvent(c.name, f.Method, f.ID, f.Params, now)
-	if f.Method != wire.ApprovalServerRequest {
+	if !servedServerRequest(f.Method) {
 		b, _ := wire.EncodeError(f.ID, wire.CodeMethodNotFound, "Herald does not handle "+f.Method)
 		_ = cn.enqueue(context.Background(), b, false)
 	}
@@ -130,7 +130,7 @@ func (c *Client) handleServerRequest(cn *conn, f wire.Frame, now time.Time) {
 // serverRequestEvent builds the event for a server request frame.
 func serverRequestEvent(gateway, method string, id, params json.RawMessage, now time.Time) wire.Event {
 	ev := wire.Event{Gateway: gateway, Kind: method, Payload: params, ReceivedAt: now, RequestID: wire.IDString(id)}
-	if method != wire.ApprovalServerRequest {
+	if !servedServerRequest(method) {
 		ev.Kind = wire.ServerRequestUnknown
 		raw, _ := json.Marshal(map[string]any{"method": method, "params": params})
 		ev.Payload = raw
@@ -142,7 +142,22 @@ func serverRequestEvent(gateway, method string, id, params json.RawMessage, now 
 			a.RequestID = ev.RequestID
 		}
 	}
+	switch p := ev.Data.(type) {
+	case *wire.ClarifyPayload:
+		ev.Session = p.SessionID
+	case *wire.SudoPayload:
+		ev.Session = p.SessionID
+	case *wire.SecretPayload:
+		ev.Session = p.SessionID
+	}
 	return ev
+}
+
+// servedServerRequest reports whether Herald answers method itself (an
+// approval or a clarify, sudo or secret prompt); any other server request
+// is refused at once.
+func servedServerRequest(method string) bool {
+	return method == wire.ApprovalServerRequest || wire.IsPromptServerRequest(method)
 }
 
 // eventFrom builds a normalized event from event params.

@@ -178,7 +178,7 @@ func TestUnknownServerRequestRefusedAtOnce(t *testing.T) {
 	h := start(t, srv, nil)
 	h.rec.waitState(t, StateConnected)
 	ref := h.session(t)
-	id, err := srv.SendServerRequest(ref.ID, "clarify", map[string]any{"question": "which?"})
+	id, err := srv.SendServerRequest(ref.ID, "vault.code", map[string]any{"site": "which?"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestUnknownServerRequestRefusedAtOnce(t *testing.T) {
 		t.Fatalf("response to unknown server request = %s, want -32601", resp)
 	}
 	evs := h.rec.waitKind(t, wire.ServerRequestUnknown, 1)
-	if evs[0].RequestID != id || !strings.Contains(string(evs[0].Payload), "clarify") {
+	if evs[0].RequestID != id || !strings.Contains(string(evs[0].Payload), "vault.code") {
 		t.Fatalf("unknown request event = %+v", evs[0])
 	}
 }

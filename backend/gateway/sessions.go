@@ -185,7 +185,7 @@ func (c *Client) openRequests(live string, reqs []openRequest, replayed bool) {
 func (c *Client) emitServerRequest(ev wire.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ev.Kind == wire.ApprovalServerRequest {
+	if ev.Kind == wire.ApprovalServerRequest || ev.IsPrompt() {
 		if _, dup := c.openSRQ[ev.RequestID]; dup {
 			return
 		}

@@ -170,6 +170,7 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 			s.cancelLocked(fs, a, "interrupted")
 		}
 		s.interrupts++
+		s.interruptPromptsLocked(fs)
 		s.notifyLocked()
 		return map[string]any{"status": "interrupted"}, nil
 
@@ -222,6 +223,9 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		}
 		return map[string]any{"sessions": list}, nil
 	}
+	if res, e, ok := s.promptMethodLocked(method, p); ok {
+		return res, e
+	}
 	return nil, notFound
 }
 
@@ -239,6 +243,8 @@ func (s *Server) startTurnLocked(fs *fsession, text string) {
 //	approve-me: CMD   ask approval for CMD, then "run" it or report it blocked
 //	burst N           stream N message.delta events
 //	hold              stream one delta, then wait until interrupted
+//	clarify: Q        ask Q (choices yes/no) and report the answer
+//	sudo: CMD         ask for a sudo password; secret: ENV asks for a value
 //	anything else     answer "stub answer: TEXT"
 //
 // stop kills the agent silently (restart, close); intr is session.interrupt:
@@ -344,6 +350,9 @@ func (s *Server) runAgent(fs *fsession, text string, stop, intr chan struct{}) {
 			case <-intr:
 			}
 			return ""
+		}
+		if r, ok := s.promptScript(fs, text, stop); ok {
+			return r
 		}
 		return "stub answer: " + text
 	}()

@@ -7,8 +7,12 @@
 // injects faults: dropped connections at a chosen frame, delays, duplicated
 // frames, restarts with a new epoch and refused authentication.
 //
-// Tests drive it directly (Emit, RequestApproval) or through prompts that a
-// small scripted agent answers like Hermes' stub agent ("approve-me: CMD").
+// Tests drive it directly (Emit, RequestApproval, RequestPrompt) or through
+// prompts that a small scripted agent answers like Hermes' stub agent
+// ("approve-me: CMD", "clarify: QUESTION", "sudo: CMD", "secret: ENV").
+// Clarify, sudo and secret prompts come in both dialects (events answered
+// with <kind>.respond, or server requests); PROMPTS.md records the real
+// protocol they follow.
 package hermestest
 
 import (
@@ -95,17 +99,19 @@ type Server struct {
 	sessions map[string]*fsession // by live id
 	stored   map[string]*fsession // by stored id
 	answers  []Answer
-	dials    int
-	nextSRQ  int
-	nextTool int
-	cookies  map[string]bool
-	tickets  map[string]time.Time
-	faults   Faults
-	changed  chan struct{}
-	closed   bool
-	methods  []string // every method the clients called, in order
-	started  time.Time
-	upgrades []http.Header
+	// promptAnswers are answers to clarify, sudo and secret prompts.
+	promptAnswers []PromptAnswer
+	dials         int
+	nextSRQ       int
+	nextTool      int
+	cookies       map[string]bool
+	tickets       map[string]time.Time
+	faults        Faults
+	changed       chan struct{}
+	closed        bool
+	methods       []string // every method the clients called, in order
+	started       time.Time
+	upgrades      []http.Header
 	// responses holds client responses to server requests, by id.
 	responses map[string]json.RawMessage
 	// withdrawn counts approvals withdrawn unanswered (no capable client,

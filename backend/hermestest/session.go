@@ -22,6 +22,7 @@ type fsession struct {
 	ring              []ringEntry
 	evictedThrough    uint64
 	pending           []*fapproval // FIFO
+	prompts           []*fprompt   // clarify, sudo and secret prompts waiting
 	history           []map[string]string
 	running           bool
 	cold              bool // a restart or reap left only stored history
@@ -41,6 +42,10 @@ func (fs *fsession) stopAgent() {
 		a.finish("")
 	}
 	fs.pending = nil
+	for _, p := range fs.prompts {
+		p.finish(PromptResult{Ended: "interrupted"})
+	}
+	fs.prompts = nil
 }
 
 // fapproval is one approval the agent is waiting on.
@@ -375,6 +380,9 @@ func (s *Server) serverRequestAnsweredLocked(c *fconn, f rpcFrame) {
 	whole, _ := json.Marshal(f)
 	s.responses[id] = whole
 	s.notifyLocked()
+	if s.promptAnsweredLocked(id, f) {
+		return
+	}
 	for _, fs := range s.sessions {
 		for _, a := range fs.pending {
 			if a.id != id {
@@ -419,5 +427,5 @@ func (s *Server) openRequestsLocked(fs *fsession) []any {
 	for _, a := range fs.pending {
 		out = append(out, a.serverRequestFrame())
 	}
-	return out
+	return append(out, s.openPromptFramesLocked(fs)...)
 }

@@ -219,6 +219,10 @@ func checkCapturedData(t *testing.T, c captureLine, kind string, want any, data 
 		if d.Model == "" || d.Version == "" {
 			t.Errorf("%s: session.info without model or version: %+v", c, d)
 		}
+	case *wire.ClarifyPayload:
+		if d.Question == "" || d.RequestID == "" || len(d.Choices) == 0 {
+			t.Errorf("%s: clarify.request without question, request_id or choices: %+v", c, d)
+		}
 	case *wire.ErrorPayload:
 		if d.Message == "" {
 			t.Errorf("%s: error event without message", c)

@@ -186,6 +186,14 @@ func typedPayload(kind string) any {
 		return &NotificationPayload{}
 	case NotificationClear:
 		return &NotificationClearPayload{}
+	case ClarifyRequest, ClarifyServerRequest:
+		return &ClarifyPayload{}
+	case SudoRequest, SudoServerRequest:
+		return &SudoPayload{}
+	case SecretRequest, SecretServerRequest:
+		return &SecretPayload{}
+	case ClarifyExpire, SudoExpire, SecretExpire:
+		return &PromptExpirePayload{}
 	}
 	return nil
 }

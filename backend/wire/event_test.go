@@ -28,6 +28,15 @@ var typedKinds = map[string]any{
 	wire.NotificationShow:      &wire.NotificationPayload{},
 	wire.NotificationLegacy:    &wire.NotificationPayload{},
 	wire.NotificationClear:     &wire.NotificationClearPayload{},
+	wire.ClarifyRequest:        &wire.ClarifyPayload{},
+	wire.ClarifyServerRequest:  &wire.ClarifyPayload{},
+	wire.SudoRequest:           &wire.SudoPayload{},
+	wire.SudoServerRequest:     &wire.SudoPayload{},
+	wire.SecretRequest:         &wire.SecretPayload{},
+	wire.SecretServerRequest:   &wire.SecretPayload{},
+	wire.ClarifyExpire:         &wire.PromptExpirePayload{},
+	wire.SudoExpire:            &wire.PromptExpirePayload{},
+	wire.SecretExpire:          &wire.PromptExpirePayload{},
 }
 
 // untypedKinds are named kinds (and ones seen from real gateways) whose
@@ -38,7 +47,7 @@ var untypedKinds = []string{
 	wire.SessionsChanged,
 	wire.ServerRequestUnknown,
 	"reasoning.delta",
-	"clarify.request",
+	"vault.code",
 	"some.future.event",
 	"",
 }
@@ -94,6 +103,22 @@ func TestDecodeDataKnownKinds(t *testing.T) {
 		{wire.NotificationLegacy, `{"text":"t","level":"info","kind":"ttl","ttl_ms":5,"key":"k"}`,
 			&wire.NotificationPayload{Text: "t", Level: "info", Kind: "ttl", TTLMillis: ptr(5.0), Key: "k"}},
 		{wire.NotificationClear, `{"key":"k"}`, &wire.NotificationClearPayload{Key: "k"}},
+		// Prompts: the 0.18.2 events (capture 09) and the newer server requests
+		// (tui_gateway/contracts/server_requests.py).
+		{wire.ClarifyRequest, `{"question":"Proceed?","choices":["yes","no"],"request_id":"d1b3cb7d"}`,
+			&wire.ClarifyPayload{Question: "Proceed?", Choices: []string{"yes", "no"}, RequestID: "d1b3cb7d"}},
+		{wire.ClarifyServerRequest, `{"session_id":"7f57f239","questions":[{"qid":"q0","question":"Env?","choices":null,"multi_select":false}]}`,
+			&wire.ClarifyPayload{SessionID: "7f57f239", Questions: []wire.ClarifyQuestion{{QID: "q0", Question: "Env?"}}}},
+		{wire.SudoRequest, `{"request_id":"0a1b2c3d"}`, &wire.SudoPayload{RequestID: "0a1b2c3d"}},
+		{wire.SudoServerRequest, `{"session_id":"7f57f239","command":"sudo apt-get install jq"}`,
+			&wire.SudoPayload{SessionID: "7f57f239", Command: "sudo apt-get install jq"}},
+		{wire.SecretRequest, `{"prompt":"Enter key","env_var":"API_KEY","request_id":"9e8d7c6b"}`,
+			&wire.SecretPayload{Prompt: "Enter key", EnvVar: "API_KEY", RequestID: "9e8d7c6b"}},
+		{wire.SecretServerRequest, `{"session_id":"s","env_var":"API_KEY","prompt":"p","metadata":{"skill":"w"}}`,
+			&wire.SecretPayload{SessionID: "s", EnvVar: "API_KEY", Prompt: "p", Metadata: json.RawMessage(`{"skill":"w"}`)}},
+		{wire.ClarifyExpire, `{"request_id":"d1b3cb7d"}`, &wire.PromptExpirePayload{RequestID: "d1b3cb7d"}},
+		{wire.SudoExpire, `{"request_id":"0a1b2c3d"}`, &wire.PromptExpirePayload{RequestID: "0a1b2c3d"}},
+		{wire.SecretExpire, `{"request_id":"9e8d7c6b"}`, &wire.PromptExpirePayload{RequestID: "9e8d7c6b"}},
 		// JSON null decodes to the zero payload, like an absent one.
 		{wire.MessageDelta, `null`, &wire.DeltaPayload{}},
 	}
