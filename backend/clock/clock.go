@@ -2,7 +2,12 @@
 // heartbeats, expiry) can be driven by tests without sleeping.
 //
 // Production code takes a Clock and uses Real; tests use a Fake and move it
-// forward with Advance.
+// forward with Advance, or Suspend it to play a laptop's sleep.
+//
+// Running time and wall time differ across a suspend: Go's monotonic clock
+// (and every timer) stops while the machine sleeps, the wall clock does not.
+// Jumped compares the two so that code can tell that the machine slept (or
+// the wall clock was stepped) between two readings.
 package clock
 
 import (
@@ -35,8 +40,32 @@ type Ticker interface {
 	Stop()
 }
 
+// Monotonic is implemented by clocks that can tell running time from wall
+// time: Real (Go's monotonic clock reading) and Fake (see Suspend).
+type Monotonic interface {
+	// Running returns the running time between two readings of this
+	// clock's Now: the wall time between them minus any suspend.
+	Running(from, to time.Time) time.Duration
+}
+
+// Jumped reports how much more wall time than running time passed between
+// two readings of c.Now: about zero normally, the length of the sleep after
+// a suspend, and the size of the step when the wall clock was set. A clock
+// that does not implement Monotonic never jumps.
+func Jumped(c Clock, from, to time.Time) time.Duration {
+	m, ok := c.(Monotonic)
+	if !ok {
+		return 0
+	}
+	return to.Round(0).Sub(from.Round(0)) - m.Running(from, to)
+}
+
 // Real is the wall clock.
 type Real struct{}
+
+// Running uses the monotonic clock readings time.Now attaches (on Linux
+// CLOCK_MONOTONIC, which stops during a suspend).
+func (Real) Running(from, to time.Time) time.Duration { return to.Sub(from) }
 
 // Now returns time.Now().
 func (Real) Now() time.Time { return time.Now() }
@@ -65,6 +94,14 @@ type Fake struct {
 	now     time.Time
 	waiters []*fakeWaiter
 	changed chan struct{} // closed and replaced whenever a waiter is added
+	fired   int64         // timer and ticker firings so far
+	sleeps  []sleep       // every Suspend, in order
+}
+
+// sleep is one simulated suspend: the wall clock went from end-d to end.
+type sleep struct {
+	end time.Time
+	d   time.Duration
 }
 
 type fakeWaiter struct {
@@ -153,6 +190,7 @@ func (f *Fake) Advance(d time.Duration) {
 		if w.at.After(f.now) {
 			f.now = w.at
 		}
+		f.fired++
 		select {
 		case w.ch <- f.now:
 		default:
@@ -166,6 +204,45 @@ func (f *Fake) Advance(d time.Duration) {
 	}
 	f.now = end
 	f.mu.Unlock()
+}
+
+// Suspend plays a laptop's sleep of d: the wall clock moves forward by d
+// but running time does not, so no timer fires and every armed timer and
+// ticker still has the same time to run as before, exactly as Go's timers
+// behave across a real suspend. Jumped reports d across it.
+func (f *Fake) Suspend(d time.Duration) {
+	if d <= 0 {
+		panic("clock: non-positive suspend")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
+	for _, w := range f.waiters {
+		w.at = w.at.Add(d)
+	}
+	f.sleeps = append(f.sleeps, sleep{end: f.now, d: d})
+}
+
+// Running returns to-from minus every Suspend that happened between the two
+// readings.
+func (f *Fake) Running(from, to time.Time) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := to.Sub(from)
+	for _, s := range f.sleeps {
+		if from.Before(s.end) && !to.Before(s.end) {
+			d -= s.d
+		}
+	}
+	return d
+}
+
+// Fired reports how many times a timer or ticker has fired so far: each is
+// one wake-up of the code that waits on it.
+func (f *Fake) Fired() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fired
 }
 
 // Waiters reports how many timers and tickers are armed.

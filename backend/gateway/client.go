@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
@@ -29,13 +30,19 @@ import (
 const (
 	// DialTimeout bounds the TCP+TLS+upgrade and the wait for gateway.ready.
 	DialTimeout = 10 * time.Second
-	// PingInterval is how often Herald checks the link while idle.
+	// PingInterval is how long a link may be quiet before Herald asks the
+	// gateway for a sign of life.
 	PingInterval = 15 * time.Second
 	// DeadAfter is how long without any traffic (data, pong or ping reply)
-	// before the link is declared dead. Checked every watchInterval, so a
-	// dead link is noticed within DeadAfter+watchInterval = 45 s.
-	DeadAfter     = 40 * time.Second
-	watchInterval = 5 * time.Second
+	// before the link is declared dead. The heartbeat timer is due at that
+	// moment, so a dead link is noticed 40 s after the last thing heard.
+	DeadAfter = 40 * time.Second
+	// ProbeTimeout bounds the answer to a CheckLink probe.
+	ProbeTimeout = 10 * time.Second
+	// JumpThreshold is how far wall time may drift from running time
+	// between two heartbeat wake-ups before Herald takes it for a sleep
+	// (or a clock change) and redials at once.
+	JumpThreshold = 10 * time.Second
 	callTimeout   = 15 * time.Second
 )
 
@@ -85,6 +92,7 @@ type Client struct {
 	auth   *authState
 	out    *queue
 	kick   chan struct{}
+	check  chan struct{}
 
 	mu       sync.Mutex
 	conn     *conn
@@ -101,8 +109,12 @@ type Client struct {
 	running      bool
 
 	// heard, when set (tests), is called after any traffic from the
-	// gateway refreshed the liveness clock.
+	// gateway refreshed the liveness clock, and after the heartbeat acted
+	// on a CheckLink.
 	heard func()
+	// beat is the clock time (UnixNano) of the heartbeat's last wake-up,
+	// stored once it acted on it (tests wait for it).
+	beat atomic.Int64
 }
 
 // features remembers what this gateway supports. Unknown until asked;
@@ -147,6 +159,7 @@ func New(cfg Config) (*Client, error) {
 		target:   t,
 		out:      newQueue(),
 		kick:     make(chan struct{}, 1),
+		check:    make(chan struct{}, 1),
 		sessions: make(map[string]*session),
 		openSRQ:  make(map[string]string),
 	}
@@ -216,6 +229,18 @@ func (c *Client) Run(ctx context.Context) error {
 		if !connectedAt.IsZero() && c.clk.Now().Sub(connectedAt) >= c.cfg.Backoff.withDefaults().StableAfter {
 			attempt = 0
 		}
+		if we := (*wokeError)(nil); errors.As(err, &we) {
+			// The link was fine before the sleep: redial now, no backoff.
+			c.log.Info("wall clock jumped; redialing at once", "jump", we.jump)
+			attempt = 0
+			c.setStatus(func(s *Status) {
+				s.State = StateReconnecting
+				s.Err = err.Error()
+				s.NextRetry = c.clk.Now()
+				s.Attempt = 0
+			})
+			continue
+		}
 		if isPermanent(err) {
 			st := StateAuthFailed
 			var ce *ConfigError
@@ -247,6 +272,7 @@ func (c *Client) Run(ctx context.Context) error {
 		case <-ctx.Done():
 		case <-t.C():
 		case <-c.kick:
+		case <-c.check: // the network changed: it may be back
 		}
 		t.Stop()
 	}
@@ -316,47 +342,113 @@ func (c *Client) connectOnce(ctx context.Context) (connectedAt time.Time, err er
 	return connectedAt, cn.reason()
 }
 
-// heartbeat keeps the link checked until it dies or ctx ends.
+// heartbeat keeps the link checked until it dies or ctx ends. It sleeps on
+// one timer whose deadline moves with the traffic: an idle, healthy link
+// costs one wake-up per PingInterval (the ping), a busy one fewer, and a
+// silent one is declared dead DeadAfter after the last thing heard. Every
+// wake-up also compares running time with wall time: if the wall clock
+// jumped (the laptop slept, or the clock was set) the link is redialed at
+// once instead of waiting to find out that it is dead.
 func (c *Client) heartbeat(ctx context.Context, cn *conn) {
-	watch := c.clk.NewTicker(watchInterval)
-	defer watch.Stop()
-	lastPing := c.clk.Now()
+	lastWake := c.clk.Now()
+	t := c.clk.NewTimer(PingInterval)
+	defer t.Stop()
+	var probeBy time.Time // deadline of a CheckLink probe, zero if none
+	var probeAt int64     // cn.reads when that probe was sent
 	for {
+		check := false
 		select {
 		case <-ctx.Done():
 			cn.fail(ctx.Err())
 			return
 		case <-cn.done:
 			return
-		case <-watch.C():
-			// Read the clock rather than the tick: a late tick must still
-			// see how long the link has really been silent.
-			now := c.clk.Now()
-			idle := now.Sub(time.Unix(0, cn.lastRead.Load()))
-			if idle >= DeadAfter {
-				cn.fail(fmt.Errorf("no reply from the gateway for %s; the link is dead", idle.Truncate(time.Second)))
+		case <-c.check:
+			check = true
+		case <-t.C():
+		}
+		now := c.clk.Now()
+		if j := clock.Jumped(c.clk, lastWake, now); j >= JumpThreshold || j <= -JumpThreshold {
+			cn.fail(&wokeError{jump: j})
+			return
+		}
+		lastWake = now
+		last := cn.lastRead.Load()
+		quiet := now.Sub(time.Unix(0, last))
+		if quiet >= DeadAfter {
+			cn.fail(fmt.Errorf("no reply from the gateway for %s; the link is dead", quiet.Truncate(time.Second)))
+			return
+		}
+		if !probeBy.IsZero() {
+			switch {
+			case cn.reads.Load() > probeAt:
+				probeBy = time.Time{} // answered
+			case !now.Before(probeBy):
+				cn.fail(fmt.Errorf("the network changed and the gateway did not answer within %s; reconnecting", ProbeTimeout))
 				return
 			}
-			if now.Sub(lastPing) >= PingInterval {
-				// One ping in flight at a time.
-				if cn.pinging.CompareAndSwap(false, true) {
-					lastPing = now
-					go func() {
-						c.ping(ctx, cn)
-						cn.pinging.Store(false)
-						if c.heard != nil {
-							c.heard()
-						}
-					}()
+		}
+		ping := quiet >= PingInterval
+		if check && probeBy.IsZero() {
+			ping = true
+			probeAt, probeBy = cn.reads.Load(), now.Add(ProbeTimeout)
+		}
+		// Re-arm before the ping goes out, so that whoever sees its reply
+		// (a test's fake clock) finds the timer armed.
+		wait := PingInterval - quiet
+		if wait <= 0 || ping {
+			wait = PingInterval
+		}
+		wait = min(wait, DeadAfter-quiet)
+		if !probeBy.IsZero() {
+			wait = min(wait, probeBy.Sub(now))
+		}
+		t.Stop()
+		t.Reset(wait)
+		// One ping in flight at a time.
+		if ping && cn.pinging.CompareAndSwap(false, true) {
+			go func() {
+				if c.ping(ctx, cn) {
+					return // the pong handler ends this ping
 				}
-			}
+				cn.pinging.Store(false)
+				if c.heard != nil {
+					c.heard()
+				}
+			}()
+		}
+		c.beat.Store(now.UnixNano())
+		if c.heard != nil {
+			c.heard()
 		}
 	}
 }
 
+// CheckLink asks the client to make sure its link is alive now rather than
+// at the next heartbeat: the network changed or the machine woke up. A link
+// that does not answer within ProbeTimeout is redialed; if the wall clock
+// jumped since the last check (a sleep) it is redialed at once.
+func (c *Client) CheckLink() {
+	select {
+	case c.check <- struct{}{}:
+	default:
+	}
+}
+
+// wokeError ends a link after a wall-clock jump; Run redials at once.
+type wokeError struct{ jump time.Duration }
+
+func (e *wokeError) Error() string {
+	if e.jump > 0 {
+		return fmt.Sprintf("the computer was asleep or its clock moved (%s); reconnecting", e.jump.Round(time.Second))
+	}
+	return fmt.Sprintf("the computer's clock was set back (%s); reconnecting", (-e.jump).Round(time.Second))
+}
+
 // ping asks for a sign of life: gateway.ping where supported, otherwise a
-// WebSocket ping control frame (answered by a pong).
-func (c *Client) ping(ctx context.Context, cn *conn) {
+// WebSocket ping control frame (answered by a pong). It reports whether it
+// sent the latter, whose pong is still to come.
+func (c *Client) ping(ctx context.Context, cn *conn) (awaitPong bool) {
 	c.mu.Lock()
 	usePing := c.feat.ping != no
 	c.mu.Unlock()
@@ -366,14 +458,15 @@ func (c *Client) ping(ctx context.Context, cn *conn) {
 		cancel()
 		if err == nil {
 			c.setFeature(func(f *features) { f.ping = yes })
-			return
+			return false
 		}
 		if !wire.IsMethodNotFound(err) {
-			return
+			return false
 		}
 		c.setFeature(func(f *features) { f.ping = no })
 	}
 	cn.controlPing()
+	return true
 }
 
 func (c *Client) setFeature(fn func(*features)) {

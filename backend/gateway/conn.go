@@ -40,6 +40,8 @@ type conn struct {
 	pending map[int64]chan callResult
 	// lastRead is the clock time (UnixNano) of the last message or pong.
 	lastRead atomic.Int64
+	// reads counts the messages and pongs received.
+	reads atomic.Int64
 	// pinging is set while a liveness ping waits for its reply.
 	pinging atomic.Bool
 }

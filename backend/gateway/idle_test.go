@@ -1,80 +1,68 @@
 package gateway
 
 import (
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/wire"
 )
 
-// countingClock counts every timer and ticker firing that reaches the
-// client: each is one wake-up of an otherwise idle process.
-type countingClock struct {
-	*clock.Fake
-	fires atomic.Int64
-	fired chan struct{} // one send per firing
-}
-
-type countingTicker struct {
-	clock.Ticker
-	c    chan time.Time
-	done chan struct{}
-}
-
-func (t *countingTicker) C() <-chan time.Time { return t.c }
-func (t *countingTicker) Stop()               { t.Ticker.Stop(); close(t.done) }
-
-func (k *countingClock) NewTicker(d time.Duration) clock.Ticker {
-	inner := k.Fake.NewTicker(d)
-	t := &countingTicker{Ticker: inner, c: make(chan time.Time, 1), done: make(chan struct{})}
-	go func() {
-		for {
-			select {
-			case v := <-inner.C():
-				k.fires.Add(1)
-				select {
-				case t.c <- v:
-				case <-t.done:
-					return
-				}
-				k.fired <- struct{}{}
-			case <-t.done:
-				return
-			}
-		}
-	}()
-	return t
+// waitBeat waits until the heartbeat has acted on a wake-up at the fake
+// clock's current time and any ping it sent has its answer.
+func (h *harness) waitBeat(t testing.TB) {
+	t.Helper()
+	at := h.clk.Now().UnixNano()
+	h.rec.waitFor(t, "the heartbeat", func([]wire.Event, []Status) bool {
+		cn := h.client.current()
+		return cn != nil && h.client.beat.Load() >= at && !cn.pinging.Load()
+	})
 }
 
 // TestIdleWakeupsPerMinute: one connected, idle gateway wakes Herald only
-// for its heartbeat: the 5 s liveness check and the 15 s ping, nothing else.
+// for its heartbeat, at most 4 times a minute: the timer sleeps until the
+// link has been quiet for PingInterval, pings, and sleeps again. The fake
+// clock counts every timer firing, so the figure is exact.
 func TestIdleWakeupsPerMinute(t *testing.T) {
-	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
-	defer srv.Close()
-	k := &countingClock{Fake: clock.NewFake(time.Unix(0, 0)), fired: make(chan struct{}, 64)}
-	h := start(t, srv, func(c *Config) { c.Clock = k })
-	h.clk = k.Fake
-	h.rec.waitState(t, StateConnected)
-	k.BlockUntil(1)
-	base := k.fires.Load()
-	pings := count(srv.Methods(), "gateway.ping")
-	for i := 0; i < 12; i++ { // one minute in 5 s steps, each step fully handled
-		k.Advance(watchInterval)
-		select {
-		case <-k.fired:
-		case <-time.After(guard):
-			t.Fatal("the liveness tick never fired")
-		}
-		if (i+1)%3 == 0 { // every 15 s a ping goes out: wait for its reply
-			h.waitHeard(t)
-		}
-	}
-	fires := k.fires.Load() - base
-	pinged := count(srv.Methods(), "gateway.ping") - pings
-	t.Logf("idle wake-ups per minute: %d liveness checks + %d pings", fires, pinged)
-	if fires != 12 || pinged != 4 {
-		t.Fatalf("idle minute: %d timer wake-ups and %d pings, want 12 and 4", fires, pinged)
+	t.Parallel()
+	for _, d := range dialects {
+		t.Run(d.String(), func(t *testing.T) {
+			t.Parallel()
+			srv := hermestest.NewServer(hermestest.Options{Dialect: d})
+			defer srv.Close()
+			h := start(t, srv, nil)
+			h.rec.waitState(t, StateConnected)
+			h.clk.BlockUntil(1)
+			base := h.clk.Fired()
+			pings := count(srv.Methods(), "gateway.ping")
+			// One minute in 1 s steps; after each wake-up wait for the ping's
+			// reply, so that every step is fully handled before the next.
+			for s := 0; s < 60; s++ {
+				before := h.clk.Fired()
+				h.clk.Advance(time.Second)
+				if h.clk.Fired() > before {
+					h.waitBeat(t)
+				}
+			}
+			fires := h.clk.Fired() - base
+			pinged := count(srv.Methods(), "gateway.ping") - pings
+			t.Logf("idle wake-ups per minute: %d (gateway.ping sent %d times)", fires, pinged)
+			if fires > 4 {
+				t.Fatalf("an idle minute woke Herald %d times, want at most 4", fires)
+			}
+			if fires < 4 {
+				t.Fatalf("an idle minute woke Herald %d times: the link is no longer checked every %s", fires, PingInterval)
+			}
+			want := 4
+			if d == hermestest.Legacy {
+				want = 1 // answered -32601 once; WebSocket pings since
+			}
+			if pinged != want {
+				t.Fatalf("gateway.ping sent %d times in an idle minute, want %d", pinged, want)
+			}
+			if st := h.client.Status(); st.State != StateConnected || srv.Dials() != 1 {
+				t.Fatalf("the idle link dropped: %s %s (%d dials)", st.State, st.Err, srv.Dials())
+			}
+		})
 	}
 }

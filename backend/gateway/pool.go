@@ -109,6 +109,16 @@ func (p *Pool) Statuses() []Status {
 	return out
 }
 
+// CheckLinks asks every client to check its link now (CheckLink): the
+// network changed or the machine woke up.
+func (p *Pool) CheckLinks() {
+	for _, n := range p.Names() {
+		if c, ok := p.Get(n); ok {
+			c.CheckLink()
+		}
+	}
+}
+
 // Remove stops a gateway's client and waits for it.
 func (p *Pool) Remove(name string) {
 	p.mu.Lock()

@@ -22,6 +22,7 @@ type eventParams struct {
 // to ready; every other frame is handled in order.
 func (c *Client) readLoop(cn *conn, ready chan<- wire.Frame) {
 	cn.ws.SetPongHandler(func(string) error {
+		cn.pinging.Store(false) // the heartbeat may ping again
 		c.touch(cn)
 		return nil
 	})
@@ -72,6 +73,7 @@ func (c *Client) readLoop(cn *conn, ready chan<- wire.Frame) {
 // touch records traffic from the gateway for the liveness check.
 func (c *Client) touch(cn *conn) {
 	cn.lastRead.Store(c.clk.Now().UnixNano())
+	cn.reads.Add(1)
 	if c.heard != nil {
 		c.heard()
 	}
