@@ -30,6 +30,9 @@ type ControlRequest struct {
 	Surface       string `json:"surface,omitempty"`
 	Limit         int    `json:"limit,omitempty"`
 	Gateway       string `json:"gateway,omitempty"`
+	// Session and Text are for ask (runs, stop and ask: see runs.go).
+	Session string `json:"session,omitempty"`
+	Text    string `json:"text,omitempty"`
 }
 
 // ControlResponse answers a ControlRequest.
@@ -40,6 +43,9 @@ type ControlResponse struct {
 	Log      []approval.Entry   `json:"log,omitempty"`
 	View     *View              `json:"view,omitempty"`
 	Resolved bool               `json:"resolved,omitempty"`
+	Runs     []RunRef           `json:"runs,omitempty"`
+	Stop     *StopResult        `json:"stop,omitempty"`
+	Ask      *AskResult         `json:"ask,omitempty"`
 }
 
 // DefaultControlPath is $XDG_RUNTIME_DIR/herald/control.sock, or a
@@ -166,6 +172,8 @@ func (s *Service) handleControl(ctx context.Context, req ControlRequest) Control
 			return ControlResponse{Error: err.Error()}
 		}
 		return ControlResponse{Log: es}
+	case "runs", "stop", "ask":
+		return s.handleRunControl(ctx, req)
 	}
 	return ControlResponse{Error: fmt.Sprintf("unknown operation %q", req.Op)}
 }

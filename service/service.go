@@ -51,7 +51,8 @@ type Service struct {
 	ctx   context.Context
 	stop  context.CancelFunc
 
-	api apiServers
+	api   apiServers
+	turns turnWaiters
 
 	mu       sync.Mutex
 	sessions map[string]*SessionView // by gateway + "/" + session
@@ -238,6 +239,7 @@ func (s *Service) onStatus(st gateway.Status) {
 func (s *Service) onEvent(ev wire.Event) {
 	s.inbox.Ingest(ev)
 	s.updateView(ev)
+	s.turns.observe(ev)
 	if s.cfg.OnEvent != nil {
 		s.cfg.OnEvent(ev)
 	}
