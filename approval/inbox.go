@@ -366,6 +366,9 @@ var ErrNoAnswerer = errors.New("Herald is not connected to this request's gatewa
 // resolved only once the gateway confirms; if the send fails the request
 // is pending again with LastError set and a *SendError is returned.
 func (in *Inbox) Answer(ctx context.Context, key, choice, surface string, confirmAlways bool) error {
+	if r, ok := in.Get(key); ok && r.Kind.IsPrompt() {
+		return in.answerPromptChoice(ctx, r, choice, surface)
+	}
 	if surface == "" {
 		return errors.New("approval: Answer needs the name of the surface the user answered from")
 	}
@@ -409,7 +412,7 @@ func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item
 	case it.State == StateAnswering || it.State == StateResolved:
 		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
 	case it.State != StatePending:
-		return nil, &EndedError{State: it.State, Outcome: it.Outcome}
+		return nil, &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome}
 	case !it.Offers(choice):
 		return nil, fmt.Errorf("%q is not offered for this request; choose one of: %s", choice, strings.Join(it.Choices, ", "))
 	case choice == ChoiceAlways && !confirmAlways:
@@ -431,12 +434,12 @@ func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item
 // approval.respond for its session would reach (it itself for the other
 // forms).
 func (in *Inbox) fifoHeadLocked(it *item) *item {
-	if it.Dialect != DialectEvent || it.QueueID != "" {
+	if it.Dialect != DialectEvent || it.QueueID != "" || it.Kind.IsPrompt() {
 		return it
 	}
 	head := it
 	for _, o := range in.items {
-		if o.Dialect == DialectEvent && o.QueueID == "" && o.State.Live() && o.Gateway == it.Gateway && o.Session == it.Session && o.seq < head.seq {
+		if o.Dialect == DialectEvent && o.QueueID == "" && !o.Kind.IsPrompt() && o.State.Live() && o.Gateway == it.Gateway && o.Session == it.Session && o.seq < head.seq {
 			head = o
 		}
 	}
@@ -451,20 +454,20 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 	switch {
 	case it.hint != nil:
 		e = *it.hint
-		err = &EndedError{State: e.state, Outcome: e.out, Sent: serr == nil, Cause: serr}
+		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: serr == nil, Cause: serr}
 	case serr != nil && late:
 		e = ending{StateExpired, Outcome{Detail: "the answer could not be sent before the gateway's timeout"}}
-		err = &EndedError{State: e.state, Outcome: e.out, Cause: serr}
+		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Cause: serr}
 	case serr != nil:
 		it.State, it.Outcome, it.LastError = StatePending, Outcome{}, scrub(serr.Error())
 		in.emitLocked(ChangeUpdated, it, now)
 		return &SendError{Gateway: it.Gateway, Choice: e.out.Choice, Err: serr}
 	case resolved < 1 && late:
 		e = ending{StateExpired, Outcome{Detail: "the gateway had nothing pending any more: it had timed out"}}
-		err = &EndedError{State: e.state, Outcome: e.out, Sent: true}
+		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: true}
 	case resolved < 1:
 		e = ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: "the gateway had nothing pending any more for this session"}}
-		err = &EndedError{State: e.state, Outcome: e.out, Sent: true}
+		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: true}
 	}
 	it.hint = nil
 	it.State, it.Outcome, it.Uncertain = e.state, e.out, false
@@ -485,7 +488,7 @@ func (in *Inbox) Dismiss(key, surface string) error {
 		case it.State == StateAnswering || it.State == StateResolved:
 			err = &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
 		case it.State != StatePending:
-			err = &EndedError{State: it.State, Outcome: it.Outcome}
+			err = &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome}
 		case !it.Uncertain:
 			err = errors.New("the gateway is known to be waiting for this request, so it cannot be dismissed; answer it instead (deny to refuse)")
 		default:

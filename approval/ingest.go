@@ -22,8 +22,9 @@ import (
 // interrupted message.complete end the session's request that Herald did
 // not answer.
 func (in *Inbox) Ingest(ev wire.Event) {
-	switch ev.Kind {
-	case wire.ApprovalRequest, wire.ApprovalServerRequest, wire.RequestCancel, wire.Resync, wire.ToolComplete, wire.MessageComplete:
+	switch {
+	case ev.Kind == wire.ApprovalRequest, ev.Kind == wire.ApprovalServerRequest, ev.Kind == wire.RequestCancel, ev.Kind == wire.Resync, ev.Kind == wire.ToolComplete, ev.Kind == wire.MessageComplete:
+	case ev.IsPrompt(), ev.IsPromptExpire():
 	default:
 		return
 	}
@@ -37,6 +38,10 @@ func (in *Inbox) Ingest(ev wire.Event) {
 			in.arriveLocked(ev, decodeErr, now)
 		case wire.RequestCancel:
 			in.cancelLocked(ev, now)
+		case wire.ClarifyRequest, wire.SudoRequest, wire.SecretRequest, wire.ClarifyServerRequest, wire.SudoServerRequest, wire.SecretServerRequest:
+			in.arrivePromptLocked(ev, decodeErr, now)
+		case wire.ClarifyExpire, wire.SudoExpire, wire.SecretExpire:
+			in.expirePromptLocked(ev, now)
 		case wire.Resync:
 			in.resyncLocked(ev, now)
 		case wire.ToolComplete:
@@ -58,6 +63,7 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 		a = &wire.ApprovalPayload{}
 	}
 	r := Request{
+		Kind:          KindApproval,
 		Gateway:       ev.Gateway,
 		Session:       ev.Session,
 		StoredSession: ev.StoredSession,
@@ -183,8 +189,11 @@ func (in *Inbox) cancelLocked(ev wire.Event, now time.Time) {
 	if id == "" && cp != nil {
 		id = cp.ID
 	}
-	it, ok := in.items[in.srqKey(ev.Gateway, id)]
-	if !ok || id == "" {
+	if id == "" {
+		return
+	}
+	targets := in.srqItemsLocked(ev.Gateway, id)
+	if len(targets) == 0 {
 		return
 	}
 	reason := ""
@@ -202,7 +211,9 @@ func (in *Inbox) cancelLocked(ev wire.Event, now time.Time) {
 	case "session_closed", "shutdown":
 		e.out.Reason = CancelSessionClosed
 	}
-	in.endLocked(it, e, now)
+	for _, it := range targets {
+		in.endLocked(it, e, now)
+	}
 }
 
 // resyncLocked marks the session's open event-form requests Uncertain:

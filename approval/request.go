@@ -1,8 +1,11 @@
-// Package approval is Herald's approval inbox. It turns the approval
-// requests that Hermes gateways send (wire events of either dialect) into
-// Requests with an explicit life cycle, lets a user surface answer each one
-// exactly once, and keeps a durable, credential-free audit log of every
-// arrival and state change.
+// Package approval is Herald's approval inbox: one "needs you" model for
+// everything that blocks a Hermes run on a person. It turns the approval
+// requests and the clarify, sudo and secret prompts that Hermes gateways
+// send (wire events of either dialect) into Requests with a Kind and an
+// explicit life cycle, lets a user surface answer each one exactly once
+// (Answer by choice, AnswerText for text, passwords and secrets), and keeps
+// a durable audit log of every arrival and state change that never holds a
+// password or secret value.
 //
 // The inbox never answers by itself: the only path that sends a choice to a
 // gateway is Inbox.Answer, called by a user surface for a request that is
@@ -98,7 +101,10 @@ type Request struct {
 	// Key identifies the request: gateway + srq id for server requests,
 	// gateway + queue id for events that carry one, and otherwise gateway
 	// + stored-or-live session + a per-session arrival number.
-	Key           string   `json:"key"`
+	Key string `json:"key"`
+	// Kind is what the gateway asks for: a command approval, or a
+	// clarify answer, sudo password or secret value (see prompt.go).
+	Kind          Kind     `json:"kind"`
 	Gateway       string   `json:"gateway"`                  // the gateway's name, as in wire.Event
 	Session       string   `json:"session"`                  // live session id, used to answer the event form
 	StoredSession string   `json:"stored_session,omitempty"` // durable session key, when known
@@ -108,8 +114,21 @@ type Request struct {
 	Command       string   `json:"command"`                  // as sent; see DisplayCommand
 	Description   string   `json:"description,omitempty"`    // why the gateway asks, for people
 	PatternKeys   []string `json:"pattern_keys,omitempty"`   // the dangerous patterns matched
-	// Choices are exactly the answers the gateway offers.
-	Choices    []string  `json:"choices"`
+	// Choices are exactly the answers the gateway offers: approval
+	// choices, or a clarify question's choices (free text is accepted
+	// too); none for sudo and secret.
+	Choices []string `json:"choices"`
+	// Question is what a clarify prompt asks.
+	Question string `json:"question,omitempty"`
+	// Prompt and EnvVar say what a secret prompt wants: its text and the
+	// environment variable the value is stored as.
+	Prompt string `json:"prompt,omitempty"`
+	EnvVar string `json:"env_var,omitempty"`
+	// QuestionID is the clarify question's qid (server-request form);
+	// Questions is how many questions its request asks (each is its own
+	// Request, answered with clarify.lock when there are several).
+	QuestionID string    `json:"question_id,omitempty"`
+	Questions  int       `json:"questions,omitempty"`
 	ReceivedAt time.Time `json:"received_at"` // when Herald first received it
 	// ExpiresAt is ReceivedAt plus the gateway's configured timeout. (The
 	// gateway's own expires_at reads its monotonic clock, not wall time.)
@@ -177,6 +196,7 @@ func (e *AnsweredError) Error() string {
 // longer waiting, and by Answer when the gateway turned out to have nothing
 // pending any more.
 type EndedError struct {
+	Kind    Kind    // the request's kind ("" reads as approval)
 	State   State   // the final state
 	Outcome Outcome // how it ended
 	// Sent is true when Herald's answer was sent but had no effect.
@@ -189,6 +209,8 @@ type EndedError struct {
 func (e *EndedError) Error() string {
 	what := "this request is no longer waiting"
 	switch {
+	case e.State == StateExpired && e.Kind.IsPrompt():
+		what = "this question timed out, so the agent no longer waits for your answer and went on without it"
 	case e.State == StateExpired:
 		what = "this request timed out, so the gateway no longer waits for it and did not run the command; ask the agent again if you still want it"
 	case e.State == StateFailed:

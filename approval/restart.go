@@ -121,6 +121,10 @@ func (in *Inbox) restoreLocked(now time.Time) {
 			continue
 		}
 		a := o.arrival
+		if a.RequestKind.IsPrompt() {
+			in.endRestoredPromptLocked(k, a, o.last, now)
+			continue
+		}
 		r := Request{
 			Key: k, Gateway: a.Gateway, Session: firstOf(o.last.Session, a.Session), StoredSession: firstOf(o.last.StoredSession, a.StoredSession),
 			Command: a.Command, Description: a.Description, Dialect: a.Dialect,
@@ -186,5 +190,23 @@ func (in *Inbox) adoptLocked(it *item, r Request, now time.Time) {
 	key, seq := it.Key, it.seq
 	it.Request = r
 	it.Key, it.seq, it.restored = key, seq, false
+	in.emitLocked(ChangeUpdated, it, now)
+}
+
+// endRestoredPromptLocked ends a prompt that the last run left open: its
+// answer cannot be sent any more (a sudo or secret value is never kept,
+// and the gateway gives a new id to anything it asks again), so it is
+// recorded as withdrawn rather than shown as answerable.
+func (in *Inbox) endRestoredPromptLocked(k string, a, last Entry, now time.Time) {
+	r := Request{
+		Key: k, Kind: a.RequestKind, Gateway: a.Gateway, Session: firstOf(last.Session, a.Session), StoredSession: firstOf(last.StoredSession, a.StoredSession),
+		Dialect: a.Dialect, Question: a.Question, Choices: []string{}, ReceivedAt: a.At, ExpiresAt: a.At.Add(promptTimeouts[a.RequestKind]),
+		State:   StateCancelled,
+		Outcome: Outcome{At: now, Reason: CancelRequestCancel, Detail: "Herald restarted while this question was waiting; if the agent still waits, it asks again or can be answered in Hermes"},
+	}
+	it := &item{Request: r, toolSeen: true}
+	in.seq++
+	it.seq = in.seq
+	in.items[k] = it
 	in.emitLocked(ChangeUpdated, it, now)
 }

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -33,6 +34,14 @@ type Entry struct {
 	Reason        CancelReason `json:"reason,omitempty"`      // Outcome.Reason
 	Detail        string       `json:"detail,omitempty"`      // Outcome.Detail, scrubbed
 	Error         string       `json:"error,omitempty"`       // failure or last send error, scrubbed
+	// RequestKind is Request.Kind ("" in entries written before prompts
+	// existed: an approval). For sudo and secret, Choice is only "password
+	// provided", "secret provided" or "declined": the value is never
+	// logged.
+	RequestKind Kind `json:"request_kind,omitempty"`
+	// Question is what a prompt asked (arrivals only): the clarify
+	// question with its choices, or the secret's env var and prompt.
+	Question string `json:"question,omitempty"`
 }
 
 // Filter selects entries for List. Zero fields match everything.
@@ -71,7 +80,27 @@ func entryFor(c Change) Entry {
 	if c.Kind == ChangeArrived {
 		e.Command, e.Description = r.Command, r.Description
 	}
+	if r.Kind.IsPrompt() {
+		e.RequestKind = r.Kind
+		if c.Kind == ChangeArrived {
+			e.Question = promptQuestion(r)
+		}
+	}
 	return e
+}
+
+// promptQuestion is a prompt's question for the audit log.
+func promptQuestion(r Request) string {
+	switch r.Kind {
+	case KindClarify:
+		if len(r.Choices) > 0 {
+			return r.Question + " [" + strings.Join(r.Choices, " | ") + "]"
+		}
+		return r.Question
+	case KindSecret:
+		return r.EnvVar + ": " + r.Prompt
+	}
+	return "sudo password"
 }
 
 // DisplayCommand is the command as it ran, shown as Visible.
@@ -85,6 +114,7 @@ func (e Entry) sanitized() Entry {
 	}
 	e.Description = Redact(e.Description)
 	e.Detail, e.Error = scrub(e.Detail), scrub(e.Error)
+	e.Question, e.Choice = Redact(e.Question), Redact(e.Choice)
 	return e
 }
 
