@@ -26,7 +26,7 @@ import (
 //	characters (Unicode Cf: bidi controls U+202A–202E, U+2066–2069,
 //	U+200E/F, U+061C, zero-width U+200B–200D, U+2060, U+FEFF, ...), line
 //	and paragraph separators, spaces other than U+0020, invisible letters
-//	(U+3164, U+2800, ...), variation selectors, private-use and unassigned
+//	(U+3164, U+2800, ...), U+FFFD, variation selectors, private-use and unassigned
 //	code points, a combining mark not on a letter or stacked more than 3
 //	deep                       ⟦U+202E⟧
 //	the marker characters themselves when they appear literally
@@ -153,7 +153,8 @@ func needsMarker(r rune) bool {
 	case ' ':
 		return false
 	case 0x2800, // braille blank
-		0x115F, 0x1160, 0x3164, 0xFFA0: // hangul fillers
+		0x115F, 0x1160, 0x3164, 0xFFA0, // hangul fillers
+		utf8.RuneError: // U+FFFD: what a decoder made of bytes it could not read
 		return true
 	}
 	if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
@@ -203,4 +204,43 @@ func FirstLine(s string) string {
 		return line + " (+1 more line)"
 	}
 	return fmt.Sprintf("%s (+%d more lines)", line, n)
+}
+
+// Display is what surfaces show of a request, computed once in Go so every
+// surface (terminal, --json, window, notifications, tray) shows the same
+// sanitized text. JSON output keeps the raw Request next to it.
+type Display struct {
+	// Command is the command as it runs, Visible (with line breaks):
+	// what the user decides on.
+	Command string `json:"command"`
+	// Masked is Command with obvious secrets masked (never code), for
+	// display-only contexts.
+	Masked string `json:"masked"`
+	// FirstLine is the command's first line (VisibleLine) and how many
+	// more lines it has; confirmations echo it.
+	FirstLine   string `json:"first_line"`
+	Description string `json:"description,omitempty"` // Visible
+	Gateway     string `json:"gateway"`               // VisibleLine
+	Session     string `json:"session"`               // VisibleLine
+	// Markers is true when the command holds text shown as markers
+	// (controls, escapes, invisible or direction-changing characters,
+	// invalid bytes): surfaces that cannot show all of it must not offer a
+	// one-click approval.
+	Markers bool `json:"markers,omitempty"`
+	// Lines is the number of lines of the command.
+	Lines int `json:"lines"`
+}
+
+// Display returns what surfaces show of r.
+func (r Request) Display() Display {
+	return Display{
+		Command:     r.DisplayCommand(),
+		Masked:      r.MaskedCommand(),
+		FirstLine:   r.CommandFirstLine(),
+		Description: r.DisplayDescription(),
+		Gateway:     VisibleLine(r.Gateway),
+		Session:     VisibleLine(r.Session),
+		Markers:     HasMarkers(r.Command),
+		Lines:       strings.Count(r.Command, "\n") + 1,
+	}
 }

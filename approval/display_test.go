@@ -48,6 +48,7 @@ func TestVisible(t *testing.T) {
 		{"stacked marks", "e\u0301\u0301\u0301\u0301", "e\u0301\u0301\u0301⟦U+0301⟧"},
 		{"cgj", "a\u034fb", "a⟦U+034F⟧b"},
 		{"literal markers", "⟦U+202E⟧ ␛ ⏎ ⇥ ␠", "⟦U+27E6⟧U+202E⟧ ⟦U+241B⟧ ⟦U+23CE⟧ ⟦U+21E5⟧ ⟦U+2420⟧"},
+		{"replacement character", "a\ufffdb", "a⟦U+FFFD⟧b"},
 		{"literal backslash", `printf 'a\nb\x00'`, `printf 'a\nb\x00'`},
 	}
 	for _, tt := range tests {

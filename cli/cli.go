@@ -116,7 +116,11 @@ func cmdPending(e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(e.stdout, resp.Pending)
+		out := make([]approvalJSON, 0, len(resp.Pending))
+		for _, r := range resp.Pending {
+			out = append(out, approvalJSON{Request: r, Display: r.Display()})
+		}
+		return writeJSON(e.stdout, out)
 	}
 	if len(resp.Pending) == 0 {
 		fmt.Fprintln(e.stdout, "No approvals are waiting.")
@@ -126,18 +130,6 @@ func cmdPending(e *env, args []string) error {
 		fmt.Fprintln(e.stdout, pendingLine(r, time.Now()))
 	}
 	return nil
-}
-
-func pendingLine(r approval.Request, now time.Time) string {
-	left := r.ExpiresAt.Sub(now).Round(time.Second)
-	flag := ""
-	if r.Uncertain {
-		flag = " (may still be pending)"
-	}
-	if r.LastError != "" {
-		flag += " (last send failed: " + r.LastError + ")"
-	}
-	return fmt.Sprintf("%s  %-10s %s  %s  [%s] expires in %s%s", service.ShortKey(r.Key), r.Gateway, r.Session, r.DisplayCommand(), strings.Join(r.Choices, "/"), left, flag)
 }
 
 func cmdApprove(e *env, args []string) error {
@@ -165,7 +157,7 @@ func cmdApprove(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s: %s confirmed by the gateway\n", service.ShortKey(resp.Request.Key), choice)
+	fmt.Fprintf(e.stdout, "%s: %s confirmed by the gateway, for: %s\n", service.ShortKey(resp.Request.Key), choice, resp.Request.CommandFirstLine())
 	return nil
 }
 
@@ -201,32 +193,20 @@ func cmdLog(e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(e.stdout, entries)
+		out := make([]entryJSON, 0, len(entries))
+		for _, en := range entries {
+			j := entryJSON{Entry: en}
+			if en.Command != "" {
+				j.Display = en.DisplayCommand()
+			}
+			out = append(out, j)
+		}
+		return writeJSON(e.stdout, out)
 	}
 	for _, en := range entries {
 		fmt.Fprintln(e.stdout, logLine(en))
 	}
 	return nil
-}
-
-func logLine(en approval.Entry) string {
-	s := fmt.Sprintf("%s  %s  %-10s %-9s", en.At.Local().Format("2006-01-02 15:04:05"), service.ShortKey(en.Key), en.Gateway, en.State)
-	if en.Command != "" {
-		s += "  " + en.Command
-	}
-	if en.Choice != "" {
-		s += "  choice=" + en.Choice
-	}
-	if en.Surface != "" {
-		s += "  via " + en.Surface
-	}
-	if en.Reason != "" {
-		s += "  (" + string(en.Reason) + ")"
-	}
-	if en.Error != "" {
-		s += "  error: " + en.Error
-	}
-	return s
 }
 
 func defaultDB() string {

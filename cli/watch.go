@@ -59,8 +59,9 @@ type jsonRecord struct {
 	Type    string            `json:"type"` // event | approval | status
 	Event   *wire.Event       `json:"event,omitempty"`
 	Change  string            `json:"change,omitempty"`
-	ID      string            `json:"id,omitempty"` // approval short id, for herald approve
-	Request *approval.Request `json:"request,omitempty"`
+	ID      string            `json:"id,omitempty"`      // approval short id, for herald approve
+	Request *approval.Request `json:"request,omitempty"` // exactly as the gateway sent it
+	Display *approval.Display `json:"display,omitempty"` // what the terminal shows of Request
 	Status  *gateway.Status   `json:"status,omitempty"`
 }
 
@@ -110,11 +111,13 @@ func cmdWatch(e *env, args []string) error {
 		store = st
 	}
 	var svc *service.Service
+	keys := &keys{out: out, now: time.Now}
 	svc = service.New(service.Config{
 		Store:      store,
 		OnEvent:    func(ev wire.Event) { printEvent(out, ev) },
-		OnApproval: func(c approval.Change) { printApproval(out, c) },
+		OnApproval: func(c approval.Change) { printApproval(out, keys, c) },
 	})
+	keys.in = svcInbox{svc}
 	defer svc.Close()
 
 	var demoSrv *hermestest.Server
@@ -183,7 +186,7 @@ func cmdWatch(e *env, args []string) error {
 	// Follow sessions once each gateway is connected.
 	go follow(ctx, out, clients, statusCh, sessions, *attachActive, demoSrv)
 
-	// Keys on stdin answer the oldest pending approval.
+	// Keys on stdin answer the approval on screen (see keys).
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(e.stdin)
@@ -192,7 +195,6 @@ func cmdWatch(e *env, args []string) error {
 		}
 		close(lines)
 	}()
-	var confirming string // short id waiting for "yes" to always-allow
 	for {
 		select {
 		case <-ctx.Done():
@@ -202,7 +204,7 @@ func cmdWatch(e *env, args []string) error {
 				lines = nil // stdin closed (e.g. a script): keep watching
 				continue
 			}
-			if quit := handleKey(ctx, out, svc, strings.TrimSpace(l), &confirming); quit {
+			if quit := keys.handle(ctx, l); quit {
 				return nil
 			}
 		}
@@ -270,65 +272,6 @@ func follow(ctx context.Context, out *printer, clients []*gateway.Client, status
 	}
 }
 
-// handleKey applies one line typed in watch. It reports whether to quit.
-func handleKey(ctx context.Context, out *printer, svc *service.Service, l string, confirming *string) bool {
-	if l == "" {
-		return false
-	}
-	fields := strings.Fields(l)
-	key := strings.ToLower(fields[0])
-	id := ""
-	if len(fields) > 1 {
-		id = fields[1]
-	}
-	if *confirming != "" {
-		target := *confirming
-		*confirming = ""
-		if key == "yes" {
-			answerKey(ctx, out, svc, target, "always", true)
-		} else {
-			out.line("Not sent: always-allow needs \"yes\".")
-		}
-		return false
-	}
-	choice := map[string]string{"o": "once", "s": "session", "a": "always", "d": "deny"}[key]
-	switch {
-	case key == "q" || key == "quit":
-		return true
-	case key == "p":
-		for _, r := range svc.Inbox().Pending() {
-			out.line("%s", pendingLine(r, time.Now()))
-		}
-		return false
-	case choice == "":
-		out.line("Keys: o once, s session, a always (asks to confirm), d deny [ID]; p pending; q quit.")
-		return false
-	}
-	if id == "" {
-		pend := svc.Inbox().Pending()
-		if len(pend) == 0 {
-			out.line("No approval is waiting.")
-			return false
-		}
-		id = service.ShortKey(pend[0].Key)
-	}
-	if choice == "always" {
-		*confirming = id
-		out.line("Always allow %s from now on without asking? Type yes to confirm.", id)
-		return false
-	}
-	answerKey(ctx, out, svc, id, choice, false)
-	return false
-}
-
-func answerKey(ctx context.Context, out *printer, svc *service.Service, id, choice string, confirm bool) {
-	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := svc.Answer(actx, id, choice, "terminal", confirm); err != nil {
-		out.line("! %s: %v", id, err)
-	}
-}
-
 // runDemo drives the demo gateway's scripted agent in a loop.
 func runDemo(ctx context.Context, out *printer, c *gateway.Client) {
 	ref, err := c.CreateSession(ctx, nil)
@@ -372,13 +315,13 @@ func printStatus(out *printer, s gateway.Status) {
 	case gateway.StateConnected:
 		warn := ""
 		if s.MayHaveMissedEvents {
-			warn = " (events may have been missed: " + s.MissedReason + ")"
+			warn = " (events may have been missed: " + approval.VisibleLine(s.MissedReason) + ")"
 		}
 		out.line("● %s connected%s", s.Gateway, warn)
 	case gateway.StateReconnecting:
-		out.line("○ %s reconnecting: %s", s.Gateway, s.Err)
+		out.line("○ %s reconnecting: %s", s.Gateway, approval.VisibleLine(s.Err))
 	case gateway.StateAuthFailed, gateway.StateConfigError:
-		out.line("✗ %s: %s", s.Gateway, s.Err)
+		out.line("✗ %s: %s", s.Gateway, approval.VisibleLine(s.Err))
 	}
 }
 
@@ -387,65 +330,61 @@ func printEvent(out *printer, ev wire.Event) {
 		out.record(jsonRecord{Type: "event", Event: &ev})
 		return
 	}
-	sid := ev.Session
-	if len(sid) > 8 {
-		sid = sid[:8]
-	}
+	sid, _ := approval.Truncate(ev.Session, 8)
+	where := approval.VisibleLine(ev.Gateway) + "/" + approval.VisibleLine(sid)
+	v := approval.VisibleLine
 	switch d := ev.Data.(type) {
 	case *wire.ToolStartPayload:
-		out.line("  %s/%s ▶ %s %s", ev.Gateway, sid, d.Name, approval.Redact(d.Context))
+		out.line("  %s ▶ %s %s", where, v(d.Name), v(approval.Redact(d.Context)))
 	case *wire.ToolCompletePayload:
-		out.line("  %s/%s ■ %s done (%.1fs)", ev.Gateway, sid, d.Name, d.Duration)
+		out.line("  %s ■ %s done (%.1fs)", where, v(d.Name), d.Duration)
 	case *wire.CompletePayload:
-		out.line("  %s/%s ✓ turn %s: %s", ev.Gateway, sid, d.Status, oneLine(d.Text))
+		out.line("  %s ✓ turn %s: %s", where, v(d.Status), oneLine(d.Text))
 	case *wire.StatusPayload:
-		out.line("  %s/%s · %s", ev.Gateway, sid, d.Text)
+		out.line("  %s · %s", where, v(d.Text))
 	case *wire.ErrorPayload:
-		out.line("  %s/%s ! %s", ev.Gateway, sid, d.Message)
+		out.line("  %s ! %s", where, v(d.Message))
 	case *wire.ResyncPayload:
-		out.line("  %s/%s ⚠ events may have been missed (%s)", ev.Gateway, sid, d.Reason)
+		out.line("  %s ⚠ events may have been missed (%s)", where, v(d.Reason))
 	default:
 		if strings.HasPrefix(ev.Kind, "run.") {
-			out.line("  %s/%s ● %s", ev.Gateway, sid, ev.Kind)
+			out.line("  %s ● %s", where, v(ev.Kind))
 		}
 	}
 }
 
+// oneLine is the start of an agent's text on one line, for the feed.
 func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 100 {
-		s = s[:100] + "…"
+	if cut, ok := approval.Truncate(s, 100); ok {
+		return approval.VisibleLine(cut) + "…"
 	}
-	return s
+	return approval.VisibleLine(s)
 }
 
-func printApproval(out *printer, c approval.Change) {
+func printApproval(out *printer, k *keys, c approval.Change) {
 	r := c.Request
 	id := service.ShortKey(r.Key)
 	if out.json {
-		out.record(jsonRecord{Type: "approval", Change: string(c.Kind), ID: id, Request: &r})
+		d := r.Display()
+		out.record(jsonRecord{Type: "approval", Change: string(c.Kind), ID: id, Request: &r, Display: &d})
 		return
 	}
 	switch {
 	case c.Kind == approval.ChangeArrived:
-		out.line("")
-		out.line("┏ APPROVAL %s  %s / %s", id, r.Gateway, r.Session)
-		out.line("┃ %s", r.DisplayCommand())
-		if r.Description != "" {
-			out.line("┃ %s", r.Description)
-		}
-		out.line("┗ [%s]  keys: o once, s session, a always, d deny; expires %s", strings.Join(r.Choices, "/"), r.ExpiresAt.Local().Format("15:04:05"))
+		k.arrival(r)
 	case c.Kind == approval.ChangeUpdated:
+		first := r.CommandFirstLine()
 		switch r.State {
 		case approval.StateResolved:
-			out.line("  %s %s: confirmed by the gateway (from %s)", id, r.Outcome.Choice, r.Outcome.Surface)
+			out.line("  %s %s: confirmed by the gateway (from %s): %s", id, r.Outcome.Choice, approval.VisibleLine(r.Outcome.Surface), first)
 		case approval.StateExpired:
-			out.line("  %s timed out: the command did not run", id)
+			out.line("  %s timed out, the command did not run: %s", id, first)
 		case approval.StateCancelled:
-			out.line("  %s cancelled (%s)", id, r.Outcome.Reason)
+			out.line("  %s cancelled (%s): %s", id, approval.VisibleLine(string(r.Outcome.Reason)), first)
 		case approval.StatePending:
 			if r.LastError != "" {
-				out.line("  %s not sent: %s", id, r.LastError)
+				out.line("  %s not sent: %s", id, approval.VisibleLine(r.LastError))
 			} else if r.Uncertain {
 				out.line("  %s may still be pending (events may have been missed)", id)
 			}

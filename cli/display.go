@@ -1,0 +1,280 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/service"
+)
+
+// Everything the terminal prints of gateway text goes through
+// approval.Visible / VisibleLine: controls, escape sequences and invisible
+// characters are shown as markers, never sent to the terminal. Commands
+// are shown whole (the terminal wraps them), never clipped.
+
+// approvalJSON is a request in `pending --json`: the request exactly as
+// the gateway sent it, plus what the terminal displays of it.
+type approvalJSON struct {
+	approval.Request
+	Display approval.Display `json:"display"`
+}
+
+// entryJSON is an audit entry in `log --json`: the entry as stored, plus
+// its command as displayed.
+type entryJSON struct {
+	approval.Entry
+	Display string `json:"display,omitempty"`
+}
+
+// approvalBlock is the arrival of a request in `herald watch`. waiting is
+// how many requests wait for an answer, this one included.
+func approvalBlock(r approval.Request, waiting int) []string {
+	d := r.Display()
+	id := service.ShortKey(r.Key)
+	lines := []string{"", fmt.Sprintf("┏ APPROVAL %s  %s / %s", id, d.Gateway, d.Session)}
+	for _, l := range strings.Split(d.Command, "\n") {
+		lines = append(lines, "┃ "+l)
+	}
+	if d.Markers {
+		lines = append(lines, "┃ ⚠ the command holds control, invisible or direction-changing characters: they are shown as ␛ and ⟦…⟧")
+	}
+	if d.Description != "" {
+		for _, l := range strings.Split(d.Description, "\n") {
+			lines = append(lines, "┃ "+l)
+		}
+	}
+	keys := "keys: o once, s session, a always, d deny (+ Enter)"
+	if waiting > 1 {
+		keys = fmt.Sprintf("%d approvals are waiting: type the key and this id, e.g. \"o %s\"", waiting, id)
+	}
+	lines = append(lines, fmt.Sprintf("┗ [%s]  %s; expires %s", strings.Join(r.Choices, "/"), keys, r.ExpiresAt.Local().Format("15:04:05")))
+	return lines
+}
+
+// pendingLine is one request in `herald pending` and the `p` key: the
+// whole command on one line (the terminal wraps it).
+func pendingLine(r approval.Request, now time.Time) string {
+	left := r.ExpiresAt.Sub(now).Round(time.Second)
+	flag := ""
+	if r.Uncertain {
+		flag = " (may still be pending)"
+	}
+	if r.LastError != "" {
+		flag += " (last send failed: " + approval.VisibleLine(r.LastError) + ")"
+	}
+	return fmt.Sprintf("%s  %-10s %s  %s  [%s] expires in %s%s", service.ShortKey(r.Key), approval.VisibleLine(r.Gateway), approval.VisibleLine(r.Session),
+		approval.VisibleLine(r.Command), strings.Join(r.Choices, "/"), left, flag)
+}
+
+// logLine is one audit entry in `herald log`: the command as it ran.
+func logLine(en approval.Entry) string {
+	s := fmt.Sprintf("%s  %s  %-10s %-9s", en.At.Local().Format("2006-01-02 15:04:05"), service.ShortKey(en.Key), approval.VisibleLine(en.Gateway), en.State)
+	if en.Command != "" {
+		s += "  " + approval.VisibleLine(en.Command)
+	}
+	if en.Choice != "" {
+		s += "  choice=" + approval.VisibleLine(en.Choice)
+	}
+	if en.Surface != "" {
+		s += "  via " + approval.VisibleLine(en.Surface)
+	}
+	if en.Reason != "" {
+		s += "  (" + approval.VisibleLine(string(en.Reason)) + ")"
+	}
+	if en.Error != "" {
+		s += "  error: " + approval.VisibleLine(en.Error)
+	}
+	return s
+}
+
+// settle is how long after a request is displayed a bare key waits before
+// it may answer it: a key typed for the previous request must not answer
+// one that appeared just before it was read (as browsers do for
+// permission prompts).
+const settle = 700 * time.Millisecond
+
+// inbox is what the key handler needs of the service.
+type inbox interface {
+	Pending() []approval.Request
+	Answer(ctx context.Context, id, choice, surface string, confirmAlways bool) error
+}
+
+// svcInbox adapts service.Service to inbox.
+type svcInbox struct{ s *service.Service }
+
+func (i svcInbox) Pending() []approval.Request { return i.s.Inbox().Pending() }
+func (i svcInbox) Answer(ctx context.Context, id, choice, surface string, confirm bool) error {
+	return i.s.Answer(ctx, id, choice, surface, confirm)
+}
+
+// keys answers lines typed in `herald watch`. A bare key (o, s, a, d)
+// answers the request displayed last, and only when it is the one request
+// waiting and has been on screen for settle; otherwise the user must type
+// the id, so an answer always goes to the request the user is looking at.
+// Every answer echoes the command's first line.
+type keys struct {
+	out *printer
+	in  inbox
+	now func() time.Time
+
+	mu         sync.Mutex
+	shown      string    // short id of the request displayed last
+	shownAt    time.Time // when
+	confirming string    // short id waiting for "yes" to always-allow
+}
+
+// displayed records that the request with this short id was just shown.
+func (k *keys) displayed(id string) {
+	k.mu.Lock()
+	k.shown, k.shownAt = id, k.now()
+	k.mu.Unlock()
+}
+
+// arrival prints a new request and records it as displayed.
+func (k *keys) arrival(r approval.Request) {
+	waiting := len(k.in.Pending())
+	k.mu.Lock() // display and record together, so a key never sees one without the other
+	defer k.mu.Unlock()
+	for _, l := range approvalBlock(r, max(waiting, 1)) {
+		k.out.line("%s", l)
+	}
+	k.shown, k.shownAt = service.ShortKey(r.Key), k.now()
+}
+
+// handle applies one typed line. It reports whether to quit.
+func (k *keys) handle(ctx context.Context, l string) bool {
+	l = strings.TrimSpace(l)
+	if l == "" {
+		return false
+	}
+	fields := strings.Fields(l)
+	key := strings.ToLower(fields[0])
+	id := ""
+	if len(fields) > 1 {
+		id = fields[1]
+	}
+	k.mu.Lock()
+	confirming := k.confirming
+	k.confirming = ""
+	k.mu.Unlock()
+	if confirming != "" {
+		if key == "yes" {
+			k.answer(ctx, confirming, "always", true)
+		} else {
+			k.out.line("Not sent: always-allow needs \"yes\".")
+		}
+		return false
+	}
+	choice := map[string]string{"o": "once", "s": "session", "a": "always", "d": "deny"}[key]
+	switch {
+	case key == "q" || key == "quit":
+		return true
+	case key == "p":
+		pend := k.in.Pending()
+		if len(pend) == 0 {
+			k.out.line("No approval is waiting.")
+		}
+		for _, r := range pend {
+			k.out.line("%s", pendingLine(r, k.now()))
+		}
+		if len(pend) == 1 {
+			k.displayed(service.ShortKey(pend[0].Key))
+		}
+		return false
+	case choice == "":
+		k.out.line("Keys: o once, s session, a always (asks to confirm), d deny, each + Enter; add the id when several are waiting (\"o 1a2b3c4d\"); p pending; q quit.")
+		return false
+	}
+	if id == "" {
+		var ok bool
+		if id, ok = k.bareTarget(); !ok {
+			return false
+		}
+	}
+	if choice == "always" {
+		r, ok := k.find(id)
+		if !ok {
+			k.out.line("! %s: no waiting approval has this id (or more than one starts with it); p lists them", approval.VisibleLine(id))
+			return false
+		}
+		k.mu.Lock()
+		k.confirming = id
+		k.mu.Unlock()
+		k.out.line("Always allow from now on, without asking: %s (%s)? Type yes to confirm.", r.CommandFirstLine(), id)
+		return false
+	}
+	k.answer(ctx, id, choice, false)
+	return false
+}
+
+// bareTarget is the request a bare key answers, or explains why there is
+// none.
+func (k *keys) bareTarget() (string, bool) {
+	pend := k.in.Pending()
+	k.mu.Lock()
+	shown, at := k.shown, k.shownAt
+	k.mu.Unlock()
+	switch {
+	case len(pend) == 0:
+		k.out.line("No approval is waiting.")
+		return "", false
+	case len(pend) > 1:
+		k.out.line("Not sent: %d approvals are waiting, so say which one: type the key and its id, e.g. \"o %s\":", len(pend), service.ShortKey(pend[len(pend)-1].Key))
+		for _, r := range pend {
+			k.out.line("  %s", pendingLine(r, k.now()))
+		}
+		return "", false
+	}
+	r := pend[0]
+	id := service.ShortKey(r.Key)
+	if id != shown {
+		// The one waiting is not the one on screen: show it first.
+		k.arrival(r)
+		k.out.line("Not sent: the request above is the one waiting now; read it, then press the key again.")
+		return "", false
+	}
+	if k.now().Sub(at) < settle {
+		k.out.line("Not sent: %s appeared just now; read it, then press the key again.", id)
+		return "", false
+	}
+	return id, true
+}
+
+// find is the waiting request whose key or short id starts with id, when
+// exactly one does.
+func (k *keys) find(id string) (approval.Request, bool) {
+	var found []approval.Request
+	for _, r := range k.in.Pending() {
+		if strings.HasPrefix(service.ShortKey(r.Key), id) || strings.HasPrefix(r.Key, id) {
+			found = append(found, r)
+		}
+	}
+	if len(found) != 1 {
+		return approval.Request{}, false
+	}
+	return found[0], true
+}
+
+// answer sends choice for id and echoes the command's first line.
+func (k *keys) answer(ctx context.Context, id, choice string, confirm bool) {
+	r, known := k.find(id)
+	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := k.in.Answer(actx, id, choice, "terminal", confirm); err != nil {
+		what := approval.VisibleLine(id)
+		if known {
+			what += " (" + r.CommandFirstLine() + ")"
+		}
+		k.out.line("! %s: %s", what, approval.VisibleLine(err.Error()))
+		return
+	}
+	if !known {
+		k.out.line("✓ %s %s, confirmed by the gateway", approval.VisibleLine(id), choice)
+		return
+	}
+	k.out.line("✓ %s %s, confirmed by the gateway, for: %s", id, choice, r.CommandFirstLine())
+}
