@@ -190,7 +190,11 @@ func (a *App) Attach(p Platform) {
 
 // Startup is Wails' OnStartup hook.
 func (a *App) Startup(ctx context.Context) {
-	a.Attach(newWailsPlatform(ctx))
+	p, err := newWailsPlatform(ctx)
+	a.Attach(p)
+	if err != nil {
+		a.warn(err.Error()) // logged and shown in the window
+	}
 	if a.d.NewTray != nil {
 		t, err := a.d.NewTray(a)
 		if err != nil {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	goruntime "runtime"
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 )
@@ -11,18 +12,24 @@ type wailsPlatform struct{ ctx context.Context }
 
 const approvalCategory = "herald-approval"
 
-func newWailsPlatform(ctx context.Context) *wailsPlatform {
+// newWailsPlatform also sets up notifications; an error says why they are
+// off (the platform still works for the window and the tray).
+func newWailsPlatform(ctx context.Context) (*wailsPlatform, error) {
 	p := &wailsPlatform{ctx: ctx}
-	if err := runtime.InitializeNotifications(ctx); err == nil {
-		runtime.RegisterNotificationCategory(ctx, runtime.NotificationCategory{
-			ID: approvalCategory,
-			Actions: []runtime.NotificationAction{
-				{ID: "once", Title: "Approve once"},
-				{ID: "deny", Title: "Deny", Destructive: true},
-			},
-		})
+	if err := runtime.InitializeNotifications(ctx); err != nil {
+		return p, notificationsOff(goruntime.GOOS, "", err)
 	}
-	return p
+	err := runtime.RegisterNotificationCategory(ctx, runtime.NotificationCategory{
+		ID: approvalCategory,
+		Actions: []runtime.NotificationAction{
+			{ID: "once", Title: "Approve once"},
+			{ID: "deny", Title: "Deny", Destructive: true},
+		},
+	})
+	if err != nil {
+		return p, notificationsOff(goruntime.GOOS, "buttons", err)
+	}
+	return p, nil
 }
 
 func (w *wailsPlatform) Emit(name string, data any) { runtime.EventsEmit(w.ctx, name, data) }
