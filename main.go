@@ -1,56 +1,53 @@
 // Command herald is the Herald desktop companion for Hermes Agent.
 //
 // With a subcommand (watch, approve, pending, log) it is the terminal
-// surface. Otherwise, built with -tags desktop,production (and webkit2_41 on
-// current Linux), it runs the native window, tray and notifications;
-// without the desktop tag the window part is a stub.
+// surface; `herald version` and `herald help` print and exit, and any other
+// word is a usage error (run.go). Without one, built with -tags
+// desktop,production (and webkit2_41 on current Linux), it runs the native
+// window, tray and notifications; without the desktop tag the window part
+// is a stub.
 package main
 
 import (
 	"context"
 	"embed"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/herald-desktop/herald/app"
 	"github.com/herald-desktop/herald/approval"
-	"github.com/herald-desktop/herald/cli"
 	"github.com/herald-desktop/herald/service"
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
+	"github.com/wailsapp/wails/v2/pkg/options/mac"
+	"github.com/wailsapp/wails/v2/pkg/options/windows"
 )
 
 //go:embed all:frontend/dist
 var assets embed.FS
 
-var version = "dev"
+// appIcon is Herald's icon (package brand, written by brand/gen) for the
+// window and the About box.
+//
+//go:embed build/appicon.png
+var appIcon []byte
 
-func main() {
-	if len(os.Args) > 1 && cli.IsCommand(os.Args[1]) {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
-	if err := runDesktop(); err != nil {
-		fmt.Fprintln(os.Stderr, "herald:", err)
-		os.Exit(1)
-	}
-}
+// version and commit are set at build time:
+// -ldflags "-X main.version=1.2.3 -X main.commit=abcdef".
+var (
+	version = "dev"
+	commit  = ""
+)
 
-func runDesktop() error {
-	fs := flag.NewFlagSet("herald", flag.ContinueOnError)
-	hidden := fs.Bool("hidden", false, "start in the tray without showing the window")
-	noTray := fs.Bool("no-tray", false, "run without a tray icon")
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		return err
-	}
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+// runDesktop runs the window, tray and notifications until the user quits.
+func runDesktop(f desktopFlags) error {
+	hidden, noTray := &f.hidden, &f.noTray
 	settings, err := app.NewSettingsStore(os.Getenv("HERALD_CONFIG_DIR"))
 	if err != nil {
 		return err
@@ -80,9 +77,20 @@ func runDesktop() error {
 	a := app.New(deps)
 	started := false
 	err = wails.Run(&options.App{
-		Title:             "Herald",
-		Width:             1100,
-		Height:            760,
+		Title:  "Herald",
+		Width:  1100,
+		Height: 760,
+		Linux: &linux.Options{
+			Icon:        appIcon,
+			ProgramName: "herald", // WM_CLASS: the desktop entry's StartupWMClass
+			// Wails' default when Linux options are nil; software rendering
+			// also keeps the idle footprint small.
+			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
+		},
+		Mac: &mac.Options{
+			About: &mac.AboutInfo{Title: "Herald " + version, Message: "A live companion for Hermes Agent", Icon: appIcon},
+		},
+		Windows:           &windows.Options{Theme: windows.SystemDefault},
 		MinWidth:          720,
 		MinHeight:         480,
 		StartHidden:       *hidden,

@@ -79,11 +79,13 @@ func cmdHelp(e *env, _ []string) error {
 	fmt.Fprint(e.stdout, `Herald: a live companion for Hermes Agent.
 
 Usage:
-  herald                          open the desktop window
+  herald [--hidden] [--no-tray]   open the desktop window (--hidden: start in
+                                  the tray; --no-tray: without a tray icon)
   herald watch [flags]            live feed of sessions, tools and approvals
   herald pending                  list approvals waiting for an answer
   herald approve ID CHOICE        answer one (CHOICE: once, session, always, deny)
   herald log [-n N]               the approval history
+  herald version                  print the version and exit
 
 Run "herald watch -h" for its flags. Credentials come from flags or the
 environment (HERALD_TOKEN, HERALD_PASSWORD, HERALD_USERNAME) and are never
