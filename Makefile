@@ -2,7 +2,27 @@
 TAGS := desktop,production,webkit2_41
 BIN  := build/bin/herald
 
-.PHONY: deps run build frontend test vet unit ui-test fuzz desktop e2e bench
+# The version: wails.json's productVersion, plus the commit in a checkout.
+VERSION_BASE := $(shell sed -n 's/.*"productVersion": *"\([^"]*\)".*/\1/p' wails.json)
+COMMIT       := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+VERSION      ?= $(VERSION_BASE)$(if $(COMMIT),+git$(COMMIT))
+LDFLAGS      := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
+# `make install` is per user (no root needed); PREFIX=/usr/local for all
+# users, DESTDIR for staging a package.
+PREFIX  ?= $(HOME)/.local
+BINDIR  ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+# The desktop entry's Exec= (default: the installed binary's path).
+DESKTOP_EXEC ?= $(BINDIR)/herald
+
+DIST     := build/bin/dist
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || go env GOARCH)
+DEB      := $(DIST)/herald_$(VERSION)_$(DEB_ARCH).deb
+TARBALL  := $(DIST)/herald-$(VERSION)-linux-$(DEB_ARCH).tar.gz
+
+.PHONY: deps run build frontend test vet unit ui-test fuzz desktop e2e bench \
+        install uninstall dist deb tarball package-check cross icons
 
 deps:
 	./scripts/deps.sh
@@ -15,11 +35,19 @@ frontend:
 	cd frontend && npm ci --no-audit --no-fund && npm run build
 
 build: frontend
-	go build -tags $(TAGS) -trimpath -ldflags "-s -w" -o $(BIN) .
+	go build -tags $(TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+# install, uninstall and dist use the binary there is, building it if none.
+$(BIN):
+	$(MAKE) build
 
 vet:
 	go vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './frontend/*'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+
+# The Windows desktop binary and every package macOS builds without cgo.
+cross:
+	CROSS_LDFLAGS="-X main.version=$(VERSION) -X main.commit=$(COMMIT)" ./scripts/cross.sh build/bin
 
 unit:
 	go test -race -count=1 -timeout 8m ./...
@@ -30,14 +58,67 @@ ui-test: frontend
 desktop: build
 	@echo "desktop binary: $(BIN) $$(stat -c %s $(BIN)) bytes"
 
+# Redraw the icon files in build/ from package brand.
+icons:
+	go run ./brand/gen
+
+# Install for this user: the binary, the app-menu entry and the icons.
+install: $(BIN)
+	install -Dm755 $(BIN) $(DESTDIR)$(BINDIR)/herald
+	install -d $(DESTDIR)$(DATADIR)/applications
+	sed -e 's|^Exec=herald$$|Exec=$(DESKTOP_EXEC)|' -e 's|^TryExec=herald$$|TryExec=$(DESKTOP_EXEC)|' \
+	  build/linux/herald.desktop > $(DESTDIR)$(DATADIR)/applications/herald.desktop
+	chmod 644 $(DESTDIR)$(DATADIR)/applications/herald.desktop
+	cd build/linux/icons && find hicolor -type f | while read -r f; do \
+	  install -Dm644 "$$f" "$(DESTDIR)$(DATADIR)/icons/$$f" || exit 1; done
+	@if [ -z "$(DESTDIR)" ]; then $(MAKE) --no-print-directory refresh-caches; fi
+	@echo "installed: $(DESTDIR)$(BINDIR)/herald and Herald in the app menu"
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/herald $(DESTDIR)$(DATADIR)/applications/herald.desktop
+	cd build/linux/icons && find hicolor -type f | while read -r f; do rm -f "$(DESTDIR)$(DATADIR)/icons/$$f"; done
+	@if [ -z "$(DESTDIR)" ]; then $(MAKE) --no-print-directory refresh-caches; fi
+
+.PHONY: refresh-caches
+refresh-caches:
+	-@command -v update-desktop-database >/dev/null && update-desktop-database -q $(DATADIR)/applications || true
+	-@command -v gtk-update-icon-cache >/dev/null && [ -d $(DATADIR)/icons/hicolor ] && \
+	  gtk-update-icon-cache -q -t -f $(DATADIR)/icons/hicolor || true
+
+# A Linux tarball (a prefix tree: unpack into ~/.local or /usr/local) and a
+# .deb for Debian 12 / Ubuntu 22.04 and later.
+dist: tarball deb
+
+tarball: $(BIN)
+	rm -rf $(DIST)/tar && mkdir -p $(DIST)/tar
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DIST)/tar/herald-$(VERSION) PREFIX= BINDIR=/bin DATADIR=/share DESKTOP_EXEC=herald
+	cp README.md $(DIST)/tar/herald-$(VERSION)/
+	tar -C $(DIST)/tar --owner=0 --group=0 --sort=name -czf $(TARBALL) herald-$(VERSION)
+	@echo "dist: $(TARBALL) $$(stat -c %s $(TARBALL)) bytes"
+
+deb: $(BIN)
+	rm -rf $(DIST)/deb && mkdir -p $(DIST)/deb/DEBIAN
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DIST)/deb PREFIX=/usr DESKTOP_EXEC=herald
+	VERSION=$(VERSION) ARCH=$(DEB_ARCH) ./scripts/debian-control.sh $(DIST)/deb > $(DIST)/deb/DEBIAN/control
+	dpkg-deb --root-owner-group -Zxz --build $(DIST)/deb $(DEB) >/dev/null
+	@echo "dist: $(DEB) $$(stat -c %s $(DEB)) bytes"
+
+# CI: the entry validates, `make install` and `make uninstall` round-trip
+# in a temporary home, the .deb installs (as root) and puts Herald in the
+# app menu.
+package-check: dist
+	./scripts/package-check.sh $(DEB) $(TARBALL)
+
 # The desktop end-to-end test of the release binary under Xvfb and a private
 # D-Bus (notification, tray, window); prints binary size and idle memory.
+# As root it installs the .deb and starts Herald from its desktop entry.
 # One retry: a real click can never beat Wails' own Notify call, a test can.
-e2e: desktop
-	HERALD_E2E_BINARY=$(CURDIR)/$(BIN) HERALD_E2E_NPM_CI=0 ./e2e/run.sh || { echo "e2e: retrying once"; HERALD_E2E_BINARY=$(CURDIR)/$(BIN) HERALD_E2E_NPM_CI=0 ./e2e/run.sh; }
+E2E_ENV := HERALD_E2E_BINARY=$(CURDIR)/$(BIN) HERALD_E2E_NPM_CI=0 $(if $(filter 0,$(shell id -u)),HERALD_E2E_DEB=$(CURDIR)/$(DEB))
+e2e: desktop $(if $(filter 0,$(shell id -u)),deb)
+	$(E2E_ENV) ./e2e/run.sh || { echo "e2e: retrying once"; $(E2E_ENV) ./e2e/run.sh; }
 
 # The whole test suite: what CI runs.
-test: deps vet unit ui-test fuzz desktop e2e
+test: deps vet cross unit ui-test fuzz desktop package-check e2e
 
 # Every fuzz target for FUZZTIME each (CI: briefly).
 fuzz:

@@ -4,7 +4,7 @@
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-pkgs=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev)
+pkgs=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev desktop-file-utils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
