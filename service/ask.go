@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -72,13 +71,10 @@ func (s *Service) Ask(ctx context.Context, req AskRequest) (AskResult, error) {
 
 // pickGateway returns name if configured, or the only gateway.
 func (s *Service) pickGateway(name string) (string, error) {
-	s.mu.Lock()
 	var names []string
-	for n := range s.kinds {
-		names = append(names, n)
+	for _, src := range s.Sources() {
+		names = append(names, src.Name())
 	}
-	s.mu.Unlock()
-	sort.Strings(names)
 	if name != "" {
 		if s.transport(name) == "" {
 			return "", fmt.Errorf("no gateway or API server named %q is configured (have: %s)", name, strings.Join(names, ", "))

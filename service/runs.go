@@ -84,7 +84,7 @@ func (s *Service) ActiveRuns() []RunRef {
 		if !v.Running {
 			continue
 		}
-		t := s.kinds[v.Gateway]
+		t := s.kindOf(v.Gateway)
 		if t == "" {
 			t = TransportWS
 		}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/apiservertest"
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/gateway"
@@ -227,7 +226,7 @@ func TestStopRunStopsAnAPIServerRun(t *testing.T) {
 			api := apiservertest.NewServer(apiservertest.Options{Dialect: d, Clock: clock.NewFake(time.Unix(0, 0)), StepDelay: time.Second})
 			defer api.Close()
 			h := newRunHarness(t)
-			if _, err := h.svc.AddAPIServer(apiserver.Config{Name: "api", URL: api.URL, Key: api.Key(), Clock: clock.Real{}}); err != nil {
+			if _, err := h.svc.AddSource(SourceConfig{Kind: KindAPIServer, Name: "api", URL: api.URL, Key: api.Key(), Clock: clock.Real{}}); err != nil {
 				t.Fatal(err)
 			}
 			ctx := tctx(t)

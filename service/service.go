@@ -39,6 +39,9 @@ type Config struct {
 	// OnChange is called after anything visible changed (for batched UI
 	// pushes). It must not block.
 	OnChange func()
+	// OnProblem hears of failures no call returns, such as following a
+	// session once its gateway connected (default: logged).
+	OnProblem func(source string, err error)
 }
 
 // Service is Herald's running core.
@@ -51,13 +54,13 @@ type Service struct {
 	ctx   context.Context
 	stop  context.CancelFunc
 
-	api   apiServers
 	turns turnWaiters
+	src   sources
+	wg    sync.WaitGroup // background work of sources (attaching sessions)
 
 	mu       sync.Mutex
 	sessions map[string]*SessionView // by gateway + "/" + session
 	statuses map[string]gateway.Status
-	kinds    map[string]string // gateway name -> "ws" or "api"
 }
 
 // SessionView is what Herald shows about one session.
@@ -90,7 +93,6 @@ func New(cfg Config) *Service {
 		cfg: cfg, clk: cfg.Clock, log: cfg.Logger, ctx: ctx, stop: stop,
 		sessions: map[string]*SessionView{},
 		statuses: map[string]gateway.Status{},
-		kinds:    map[string]string{},
 	}
 	s.inbox = approval.New(approval.Options{
 		Clock:     cfg.Clock,
@@ -115,19 +117,25 @@ func (s *Service) changed() {
 }
 
 func (s *Service) answerer(name string) (approval.Answerer, bool) {
-	if c, ok := s.pool.Get(name); ok {
-		return c, true
+	return s.Source(name)
+}
+
+func (s *Service) problem(source string, err error) {
+	if s.cfg.OnProblem != nil {
+		s.cfg.OnProblem(source, err)
+		return
 	}
-	return s.apiAnswerer(name)
+	s.log.Warn("gateway problem", "gateway", source, "err", err)
 }
 
 // Inbox is the approval inbox.
 func (s *Service) Inbox() *approval.Inbox { return s.inbox }
 
-// Pool is the set of gateway channels.
+// Pool is the set of WebSocket gateway channels. Surfaces use Sources.
 func (s *Service) Pool() *gateway.Pool { return s.pool }
 
-// AddGateway starts a channel to a gateway.
+// AddGateway starts a channel to a WebSocket gateway; it is AddSource for
+// callers that need the gateway client itself.
 func (s *Service) AddGateway(cfg gateway.Config) (*gateway.Client, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = s.clk
@@ -135,43 +143,21 @@ func (s *Service) AddGateway(cfg gateway.Config) (*gateway.Client, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = s.log
 	}
+	if cfg.Name != "" {
+		if err := s.taken(cfg.Name); err != nil {
+			return nil, err
+		}
+	}
 	c, err := s.pool.Add(cfg)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.kinds[c.Name()] = "ws"
-	s.mu.Unlock()
+	if err := s.register(&wsSource{c: c, svc: s}, nil, nil); err != nil {
+		s.pool.Remove(c.Name())
+		return nil, err
+	}
 	s.changed()
 	return c, nil
-}
-
-// RemoveGateway stops a gateway's channel and forgets its sessions.
-func (s *Service) RemoveGateway(name string) {
-	s.pool.Remove(name)
-	s.mu.Lock()
-	delete(s.statuses, name)
-	delete(s.kinds, name)
-	for k, v := range s.sessions {
-		if v.Gateway == name {
-			delete(s.sessions, k)
-		}
-	}
-	s.mu.Unlock()
-	s.changed()
-}
-
-// Reconnect asks a gateway's channel to reconnect now.
-func (s *Service) Reconnect(name string) error {
-	if c, ok := s.pool.Get(name); ok {
-		c.ReconnectNow()
-		return nil
-	}
-	if c, ok := s.APIServer(name); ok {
-		c.ReconnectNow()
-		return nil
-	}
-	return fmt.Errorf("no gateway named %q is configured", name)
 }
 
 // Answer sends a user's choice through the inbox.
@@ -229,6 +215,20 @@ func ShortKey(key string) string {
 }
 
 func (s *Service) onStatus(st gateway.Status) {
+	if st.Kind == "" {
+		st.Kind = string(KindGateway)
+	}
+	if st.State == gateway.StateConnected {
+		if src, ok := s.Source(st.Gateway); ok {
+			if w, ok := src.(*wsSource); ok && w.hasPending() {
+				s.wg.Add(1)
+				go func() {
+					defer s.wg.Done()
+					w.attachPending()
+				}()
+			}
+		}
+	}
 	s.mu.Lock()
 	s.statuses[st.Gateway] = st
 	s.mu.Unlock()
@@ -361,7 +361,8 @@ func (s *Service) History(f approval.Filter) ([]approval.Entry, error) {
 // Close stops every channel and the inbox.
 func (s *Service) Close() {
 	s.pool.Close()
-	s.closeAPI()
+	s.closeSources()
 	s.stop()
+	s.wg.Wait()
 	s.inbox.Close()
 }

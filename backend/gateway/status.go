@@ -20,7 +20,10 @@ const (
 // Status is a snapshot of one gateway's channel, for people and UIs.
 type Status struct {
 	Gateway string `json:"gateway"`
-	State   State  `json:"state"`
+	// Kind is the transport ("ws"; "api" for an API server shown in the
+	// same terms), filled in by the service.
+	Kind  string `json:"kind,omitempty"`
+	State State  `json:"state"`
 	// Err says, for people, why the channel is not connected.
 	Err         string    `json:"error,omitempty"`
 	Attempt     int       `json:"attempt"`
