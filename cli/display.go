@@ -47,6 +47,9 @@ func approvalBlock(r approval.Request, waiting int) []string {
 			lines = append(lines, "┃ "+l)
 		}
 	}
+	if r.Uncertain && r.Outcome.Detail != "" {
+		lines = append(lines, "┃ may still be pending: "+approval.VisibleLine(r.Outcome.Detail))
+	}
 	keys := "keys: o once, s session, a always, d deny (+ Enter)"
 	if waiting > 1 {
 		keys = fmt.Sprintf("%d approvals are waiting: type the key and this id, e.g. \"o %s\"", waiting, id)

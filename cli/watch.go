@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
-	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/wire"
@@ -110,12 +109,39 @@ func cmdWatch(e *env, args []string) error {
 		defer st.Close()
 		store = st
 	}
+	// fatal carries a refusal that needs the user (a wrong key or
+	// password, a failed --start): watch exits non-zero with it instead of
+	// waiting forever.
+	fatal := make(chan error, 1)
+	fail := func(err error) {
+		select {
+		case fatal <- err:
+		default:
+		}
+	}
+	statuses := newStatusPrinter(out)
+	statusCh := make(chan gateway.Status, 64)
+	onStatus := func(s gateway.Status) {
+		if needsUser(s) {
+			if out.json {
+				statuses.show(s)
+			}
+			fail(refusal(s))
+			return
+		}
+		statuses.show(s)
+		select {
+		case statusCh <- s:
+		default:
+		}
+	}
 	var svc *service.Service
 	keys := &keys{out: out, now: time.Now}
 	svc = service.New(service.Config{
 		Store:      store,
 		OnEvent:    func(ev wire.Event) { printEvent(out, ev) },
 		OnApproval: func(c approval.Change) { printApproval(out, keys, c) },
+		OnProblem:  func(src string, err error) { out.line("! %s: %v", src, approval.VisibleLine(err.Error())) },
 	})
 	keys.in = svcInbox{svc}
 	defer svc.Close()
@@ -133,58 +159,62 @@ func cmdWatch(e *env, args []string) error {
 	if len(gws) == 0 && len(apis) == 0 {
 		gws = multi{"http://127.0.0.1:" + gateway.DefaultPort}
 	}
-	for i, a := range apis {
+	// Every gateway and API server goes through the same Source.
+	var configs []service.SourceConfig
+	for _, a := range apis {
 		name, u := splitGateway(a)
-		c, err := svc.AddAPIServer(apiserver.Config{Name: name, URL: u, Key: *apiKey, OnStatus: func(s apiserver.Status) {
-			printStatus(out, service.GatewayStatus(s))
-		}})
+		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, Name: name, URL: u, Key: *apiKey, OnStatus: onStatus})
+	}
+	for _, g := range gws {
+		name, u := splitGateway(g)
+		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Token: *token, Username: *user, Password: *pass, OnStatus: onStatus})
+	}
+	var wsNames []string
+	for i, cfg := range configs {
+		src, err := svc.AddSource(cfg)
 		if err != nil {
 			return err
 		}
-		if i == 0 {
-			for _, r := range runs {
-				c.Follow(r)
+		ids := []string(sessions)
+		if src.Kind() == service.KindAPIServer {
+			ids = nil
+			if i == 0 {
+				ids = runs // --run and --start go to the first --api server
 			}
-			if *startRun != "" {
-				go func() {
-					sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-					defer cancel()
-					run, err := c.StartRun(sctx, apiserver.RunRequest{Input: *startRun})
-					if err != nil {
-						out.line("! %s: starting the run failed: %v", c.Name(), err)
-						return
-					}
-					if !out.json {
-						out.line("  %s: started run %s", c.Name(), run.ID)
-					}
-				}()
+		} else {
+			wsNames = append(wsNames, src.Name())
+		}
+		for _, id := range ids {
+			if err := src.Follow(ctx, id); err != nil {
+				out.line("! %s: %v", src.Name(), err)
 			}
 		}
 	}
-	statusCh := make(chan gateway.Status, 64)
-	var clients []*gateway.Client
-	for _, g := range gws {
-		name, u := splitGateway(g)
-		c, err := svc.AddGateway(gateway.Config{
-			Name: name, URL: u, Token: *token, Username: *user, Password: *pass,
-			OnStatus: func(s gateway.Status) {
-				printStatus(out, s)
-				select {
-				case statusCh <- s:
-				default:
+	if *startRun != "" {
+		name, _ := splitGateway(apis[0])
+		go func() {
+			sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			id, err := svc.StartRun(sctx, name, *startRun)
+			if err != nil {
+				if ctx.Err() == nil {
+					fail(startFailed(name, err))
 				}
-			},
-		})
-		if err != nil {
-			return err
-		}
-		clients = append(clients, c)
+				return
+			}
+			if !out.json {
+				out.line("  %s: started run %s", name, id)
+			}
+		}()
 	}
 	if err := svc.ServeControl(ctx, *ctl); err != nil {
 		return err
 	}
-	// Follow sessions once each gateway is connected.
-	go follow(ctx, out, clients, statusCh, sessions, *attachActive, demoSrv)
+	// Attach active sessions and drive the demo once each gateway is
+	// connected.
+	if *attachActive || demoSrv != nil {
+		go follow(ctx, out, svc, wsNames, statusCh, *attachActive, demoSrv)
+	}
 
 	// Keys on stdin answer the approval on screen (see keys).
 	lines := make(chan string)
@@ -199,6 +229,8 @@ func cmdWatch(e *env, args []string) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case err := <-fatal:
+			return err
 		case l, ok := <-lines:
 			if !ok {
 				lines = nil // stdin closed (e.g. a script): keep watching
@@ -229,10 +261,12 @@ func splitGateway(g string) (name, u string) {
 	return g, g
 }
 
-// follow attaches the requested sessions when each gateway connects.
-func follow(ctx context.Context, out *printer, clients []*gateway.Client, statusCh <-chan gateway.Status, sessions []string, attachActive bool, demo *hermestest.Server) {
+// follow attaches every active session (--attach-active) and starts the
+// demo once each gateway is connected. Sessions named with --session are
+// followed by the service itself.
+func follow(ctx context.Context, out *printer, svc *service.Service, names []string, statusCh <-chan gateway.Status, attachActive bool, demo *hermestest.Server) {
 	done := map[string]bool{}
-	for len(done) < len(clients) {
+	for len(done) < len(names) {
 		var st gateway.Status
 		select {
 		case <-ctx.Done():
@@ -242,32 +276,27 @@ func follow(ctx context.Context, out *printer, clients []*gateway.Client, status
 		if st.State != gateway.StateConnected || done[st.Gateway] {
 			continue
 		}
+		c, ok := svc.Gateway(st.Gateway)
+		if !ok {
+			continue
+		}
 		done[st.Gateway] = true
-		for _, c := range clients {
-			if c.Name() != st.Gateway {
-				continue
+		if attachActive {
+			var r struct {
+				Sessions []struct {
+					Key string `json:"session_key"`
+				} `json:"sessions"`
 			}
-			ids := append([]string(nil), sessions...)
-			if attachActive {
-				var r struct {
-					Sessions []struct {
-						Key string `json:"session_key"`
-					} `json:"sessions"`
-				}
-				if err := c.Call(ctx, "session.active_list", map[string]any{}, &r); err == nil {
-					for _, s := range r.Sessions {
-						ids = append(ids, s.Key)
+			if err := c.Call(ctx, "session.active_list", map[string]any{}, &r); err == nil {
+				for _, s := range r.Sessions {
+					if _, err := c.AttachSession(ctx, s.Key); err != nil {
+						out.line("! %s: %v", c.Name(), err)
 					}
 				}
 			}
-			for _, id := range ids {
-				if _, err := c.AttachSession(ctx, id); err != nil {
-					out.line("! %s: %v", c.Name(), err)
-				}
-			}
-			if demo != nil {
-				go runDemo(ctx, out, c)
-			}
+		}
+		if demo != nil {
+			go runDemo(ctx, out, c)
 		}
 	}
 }
@@ -303,25 +332,6 @@ func runDemo(ctx context.Context, out *printer, c *gateway.Client) {
 				break
 			}
 		}
-	}
-}
-
-func printStatus(out *printer, s gateway.Status) {
-	if out.json {
-		out.record(jsonRecord{Type: "status", Status: &s})
-		return
-	}
-	switch s.State {
-	case gateway.StateConnected:
-		warn := ""
-		if s.MayHaveMissedEvents {
-			warn = " (events may have been missed: " + approval.VisibleLine(s.MissedReason) + ")"
-		}
-		out.line("● %s connected%s", s.Gateway, warn)
-	case gateway.StateReconnecting:
-		out.line("○ %s reconnecting: %s", s.Gateway, approval.VisibleLine(s.Err))
-	case gateway.StateAuthFailed, gateway.StateConfigError:
-		out.line("✗ %s: %s", s.Gateway, approval.VisibleLine(s.Err))
 	}
 }
 

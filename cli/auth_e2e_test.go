@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/apiservertest"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/hermestest"
+)
+
+// runBounded runs herald and fails the test instead of hanging if it does
+// not exit within guard.
+func runBounded(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, heraldBin, args...)
+	cmd.Env = append(os.Environ(), "HERALD_TOKEN=", "HERALD_API_KEY=", "HERALD_PASSWORD=", "HERALD_USERNAME=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("herald %v did not exit within %s; printed %q %q", args, guard, out.String(), errb.String())
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestWatchExitsWhenRefused: a refusal only the user can fix (a wrong API
+// key, a wrong gateway token, a --start that failed) ends `herald watch`
+// with exit 1 and one clear line naming the flag to fix, instead of
+// hanging.
+func TestWatchExitsWhenRefused(t *testing.T) {
+	t.Parallel()
+	api := apiservertest.NewServer(apiservertest.Options{})
+	t.Cleanup(api.Close)
+	gw := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, Token: "right-token-0123456789"})
+	t.Cleanup(gw.Close)
+	const wrongKey = "wrong-key-abcdefghijklmnop"
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"wrong API key", []string{"--api", "api=" + api.URL, "--api-key", wrongKey}, []string{"api: the API server refused the key", "--api-key", "HERALD_API_KEY"}},
+		{"wrong API key with --start", []string{"--api", "api=" + api.URL, "--api-key", wrongKey, "--start", "hello"}, []string{"api: the API server refused the key", "--api-key"}},
+		{"wrong gateway token", []string{"--gateway", "lab=" + gw.URL, "--token", "wrong-token-0123456789"}, []string{"lab: the gateway refused the connection", "--token"}},
+		{"failed start", []string{"--api", "api=" + api.URL, "--api-key", api.Key(), "--start", "   "}, []string{"api: starting the run failed", "a run needs input"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctl := filepath.Join(t.TempDir(), "run", "ctl.sock")
+			out, errOut, code := runBounded(t, append([]string{"watch", "--db", "", "--control", ctl}, tc.args...)...)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1; stdout %q stderr %q", code, out, errOut)
+			}
+			line := strings.TrimSpace(errOut)
+			if strings.Count(line, "\n") != 0 {
+				t.Fatalf("stderr is not one line: %q", errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("stderr %q does not say %q", line, w)
+				}
+			}
+			if strings.Count(line, "herald watch:") != 1 || strings.Contains(line, "failed: starting") {
+				t.Errorf("stuttering prefixes: %q", line)
+			}
+			if strings.Contains(out+errOut, wrongKey) || strings.Contains(out+errOut, "wrong-token") {
+				t.Errorf("a secret was printed: %q %q", out, errOut)
+			}
+			if strings.Contains(out, "✗") {
+				t.Errorf("the refusal was printed twice: stdout %q", out)
+			}
+		})
+	}
+}
+
+// TestStatusPrinterSaysThingsOnce: "connected" is printed once however
+// many events report it; retries of the same failure print one line with
+// a countdown; a new failure or a new connection prints again.
+func TestStatusPrinterSaysThingsOnce(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	p := newStatusPrinter(&printer{w: &buf})
+	p.now = func() time.Time { return now }
+	st := func(state gateway.State, err string, attempt int, in time.Duration) gateway.Status {
+		s := gateway.Status{Gateway: "lab", State: state, Err: err, Attempt: attempt}
+		if in > 0 {
+			s.NextRetry = now.Add(in)
+		}
+		return s
+	}
+	for i := 0; i < 5; i++ {
+		p.show(st(gateway.StateConnected, "", 0, 0))
+	}
+	for i := 1; i <= 4; i++ {
+		p.show(st(gateway.StateConnecting, "", i, 0))
+		p.show(st(gateway.StateReconnecting, "dial tcp: connection refused", i, time.Duration(i)*4*time.Second))
+	}
+	p.show(st(gateway.StateReconnecting, "HTTP 503", 5, 8*time.Second))
+	p.show(st(gateway.StateConnected, "", 0, 0))
+	p.show(st(gateway.StateConnected, "", 0, 0))
+	want := []string{
+		"● lab connected",
+		"○ lab: dial tcp: connection refused; retrying in 4s (further retries of this failure are not shown)",
+		"○ lab: HTTP 503; retrying in 8s (further retries of this failure are not shown)",
+		"● lab connected",
+	}
+	got := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("printed\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

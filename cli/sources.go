@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/apiserver"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/service"
+)
+
+// statusPrinter prints a source's status only when it says something new:
+// "connected" once (not on every event the source reports), a retry of
+// the same failure once with its countdown, and a refusal that needs the
+// user not at all (watch exits with it: see needsUser).
+type statusPrinter struct {
+	out *printer
+	now func() time.Time
+
+	mu   sync.Mutex
+	last map[string]statusKey
+}
+
+type statusKey struct {
+	state  gateway.State
+	err    string
+	missed bool
+}
+
+func newStatusPrinter(out *printer) *statusPrinter {
+	return &statusPrinter{out: out, now: time.Now, last: map[string]statusKey{}}
+}
+
+// show prints s if it differs from what was last shown for its source.
+func (p *statusPrinter) show(s gateway.Status) {
+	k := statusKey{state: s.State, err: s.Err, missed: s.MayHaveMissedEvents}
+	switch s.State {
+	case gateway.StateConnecting, gateway.StateSyncing, gateway.StateIdle:
+		return // passing states: nothing to say yet
+	case gateway.StateConnected:
+		k.err = ""
+	}
+	p.mu.Lock()
+	old, seen := p.last[s.Gateway]
+	p.last[s.Gateway] = k
+	p.mu.Unlock()
+	if seen && old == k {
+		return
+	}
+	if p.out.json {
+		p.out.record(jsonRecord{Type: "status", Status: &s})
+		return
+	}
+	switch s.State {
+	case gateway.StateConnected:
+		if seen && old.state == gateway.StateConnected && !k.missed {
+			return // the missed-events warning cleared: nothing to announce
+		}
+		warn := ""
+		if s.MayHaveMissedEvents {
+			warn = " (events may have been missed: " + approval.VisibleLine(s.MissedReason) + ")"
+		}
+		p.out.line("● %s connected%s", s.Gateway, warn)
+	case gateway.StateReconnecting:
+		in := ""
+		if !s.NextRetry.IsZero() {
+			if d := s.NextRetry.Sub(p.now()).Round(time.Second); d > 0 {
+				in = fmt.Sprintf("; retrying in %s", d)
+			} else {
+				in = "; retrying now"
+			}
+		}
+		p.out.line("○ %s: %s%s (further retries of this failure are not shown)", s.Gateway, approval.VisibleLine(s.Err), in)
+	case gateway.StateStopped:
+	}
+}
+
+// needsUser reports a refusal that retrying cannot fix: watch then exits.
+func needsUser(s gateway.Status) bool {
+	return s.State == gateway.StateAuthFailed || s.State == gateway.StateConfigError
+}
+
+// refusal is the one line watch exits with when a source refused it.
+func refusal(s gateway.Status) error {
+	if s.Kind == string(service.KindAPIServer) {
+		if s.State == gateway.StateAuthFailed {
+			return fmt.Errorf("%s: the API server refused the key (HTTP 401): pass the right one with --api-key or HERALD_API_KEY (it is API_SERVER_KEY in Hermes' ~/.hermes/.env)", s.Gateway)
+		}
+		return fmt.Errorf("%s: %s", s.Gateway, approval.VisibleLine(s.Err))
+	}
+	if s.State == gateway.StateAuthFailed {
+		return fmt.Errorf("%s: %s (sign in with --token or HERALD_TOKEN, or --username/--password or HERALD_USERNAME/HERALD_PASSWORD)", s.Gateway, approval.VisibleLine(strings.TrimSuffix(s.Err, ".")))
+	}
+	return fmt.Errorf("%s: %s", s.Gateway, approval.VisibleLine(s.Err))
+}
+
+// startFailed is the one line watch exits with when --start failed.
+func startFailed(name string, err error) error {
+	if errors.Is(err, apiserver.ErrUnauthorized) {
+		return refusal(gateway.Status{Gateway: name, Kind: string(service.KindAPIServer), State: gateway.StateAuthFailed})
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "starting the run failed") {
+		return fmt.Errorf("%s: starting the run failed: %w", name, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
