@@ -25,6 +25,8 @@ var commands = map[string]func(*env, []string) error{
 	"approve": cmdApprove,
 	"pending": cmdPending,
 	"log":     cmdLog,
+	"stop":    cmdStop,
+	"ask":     cmdAsk,
 	"help":    cmdHelp,
 }
 
@@ -85,6 +87,8 @@ Usage:
   herald pending                  list approvals waiting for an answer
   herald approve ID CHOICE        answer one (CHOICE: once, session, always, deny)
   herald log [-n N]               the approval history
+  herald stop [ID]                stop a run (without ID: list the active runs)
+  herald ask [--session ID] TEXT  start a prompt on a session or a new one
   herald version                  print the version and exit
 
 Run "herald watch -h" for its flags. Credentials come from flags or the

@@ -340,6 +340,9 @@ func printEvent(out *printer, ev wire.Event) {
 		out.record(jsonRecord{Type: "event", Event: &ev})
 		return
 	}
+	if printNotice(out, ev) {
+		return
+	}
 	sid, _ := approval.Truncate(ev.Session, 8)
 	where := approval.VisibleLine(ev.Gateway) + "/" + approval.VisibleLine(sid)
 	v := approval.VisibleLine

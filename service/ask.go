@@ -120,7 +120,7 @@ func (s *Service) askWS(ctx context.Context, c *gateway.Client, session, text st
 	if res.Status == "" {
 		res.Status = "submitted"
 	}
-	if !res.NewSession && !c.Status().Features.Replay {
+	if !res.NewSession && !c.Status().Features.Capabilities { // 0.18.2: single consumer
 		res.Note = "on this gateway the session's live events now go to Herald only; other clients showing it stop receiving them until they resume it"
 	}
 	return res, nil

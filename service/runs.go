@@ -24,6 +24,11 @@ import (
 // of the turn before asking it directly.
 const ConfirmWait = 10 * time.Second
 
+// PollEvery is how often StopRun asks the gateway whether the turn ended
+// while it waits (the end event may go to another client, or the run may
+// not be followed).
+const PollEvery = time.Second
+
 // Transports of a run.
 const (
 	TransportWS  = "ws"
@@ -203,19 +208,37 @@ func (s *Service) interruptSession(ctx context.Context, gw, id string) (StopResu
 	}
 	t := s.clk.NewTimer(ConfirmWait)
 	defer t.Stop()
-	select {
-	case ev := <-ended:
-		res.Outcome = OutcomeInterrupted
-		if cp, ok := ev.Data.(*wire.CompletePayload); ok && cp.Status != "" && cp.Status != OutcomeInterrupted {
-			res.Outcome = cp.Status // the turn ended on its own first
+	tick := s.clk.NewTicker(PollEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case ev := <-ended:
+			res.Outcome = OutcomeInterrupted
+			if cp, ok := ev.Data.(*wire.CompletePayload); ok && cp.Status != "" && cp.Status != OutcomeInterrupted {
+				res.Outcome = cp.Status // the turn ended on its own first
+			}
+			res.Message = fmt.Sprintf("%s/%s: turn %s (confirmed by the gateway)", gw, id, res.Outcome)
+			return res, nil
+		case <-tick.C():
+			if agentIdle(ctx, c, id) {
+				res.Outcome = OutcomeInterrupted
+				res.Message = fmt.Sprintf("%s/%s: the turn has ended (confirmed by session.status; its live events go to another client)", gw, id)
+				return res, nil
+			}
+		case <-t.C():
+			return s.confirmByStatus(ctx, c, res, true)
+		case <-ctx.Done():
+			return res, fmt.Errorf("%s/%s: the interrupt was sent but Herald stopped waiting before the gateway confirmed it (%v); check the session with `herald watch`", gw, id, ctx.Err())
 		}
-		res.Message = fmt.Sprintf("%s/%s: turn %s (confirmed by the gateway)", gw, id, res.Outcome)
-		return res, nil
-	case <-t.C():
-		return s.confirmByStatus(ctx, c, res, true)
-	case <-ctx.Done():
-		return res, fmt.Errorf("%s/%s: the interrupt was sent but Herald stopped waiting before the gateway confirmed it (%v); check the session with `herald watch`", gw, id, ctx.Err())
 	}
+}
+
+// agentIdle reports whether session.status says the agent is not running.
+func agentIdle(ctx context.Context, c *gateway.Client, id string) bool {
+	var st struct {
+		Output string `json:"output"`
+	}
+	return c.Call(ctx, "session.status", map[string]any{"session_id": id}, &st) == nil && strings.Contains(st.Output, "Agent Running: No")
 }
 
 // confirmByStatus asks session.status whether the agent still runs (the
@@ -275,16 +298,26 @@ func (s *Service) stopAPIRun(ctx context.Context, gw, id string) (StopResult, er
 	}
 	t := s.clk.NewTimer(ConfirmWait)
 	defer t.Stop()
-	select {
-	case ev := <-ended:
-		status := strings.TrimPrefix(ev.Kind, "run.")
-		if rs, ok := ev.Data.(*apiserver.RunStatus); ok {
-			status = rs.Status
+	tick := s.clk.NewTicker(PollEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case ev := <-ended:
+			status := strings.TrimPrefix(ev.Kind, "run.")
+			if rs, ok := ev.Data.(*apiserver.RunStatus); ok {
+				status = rs.Status
+			}
+			return apiOutcome(res, status), nil
+		case <-tick.C():
+			if got, err := c.GetRun(ctx, id); err == nil && terminalRunStatus(got.Status) {
+				return apiOutcome(res, got.Status), nil
+			}
+			continue
+		case <-t.C():
+		case <-ctx.Done():
+			return res, fmt.Errorf("%s/%s: the stop was sent but Herald stopped waiting before the server confirmed it (%v)", gw, id, ctx.Err())
 		}
-		return apiOutcome(res, status), nil
-	case <-t.C():
-	case <-ctx.Done():
-		return res, fmt.Errorf("%s/%s: the stop was sent but Herald stopped waiting before the server confirmed it (%v)", gw, id, ctx.Err())
+		break
 	}
 	got, err := c.GetRun(ctx, id)
 	if err != nil {

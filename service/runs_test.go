@@ -165,13 +165,19 @@ func TestStopRunConfirmsThroughSessionStatus(t *testing.T) {
 		r, err := h.svc.StopRun(tctx(t), "gw", live)
 		done <- out{r, err}
 	}()
-	h.clk.BlockUntil(1) // StopRun waits for the turn end
+	h.clk.BlockUntil(2) // StopRun waits for the turn end, polling
 	select {
 	case o := <-done:
-		t.Fatalf("StopRun returned before its wait ran out: %+v", o)
+		t.Fatalf("StopRun returned before the gateway was asked: %+v", o)
 	default:
 	}
-	h.clk.Advance(ConfirmWait)
+	// The interrupt reached the gateway and the turn ended there (its
+	// events went nowhere); the next poll of session.status confirms it.
+	testwait.Until(t, guard, "the turn ended on the gateway", srv.Changed, func() bool {
+		ss := srv.Sessions()
+		return srv.Interrupts() == 1 && len(ss) == 1 && !ss[0].Running
+	})
+	h.clk.Advance(PollEvery)
 	o := <-done
 	if o.err != nil || o.r.Outcome != OutcomeInterrupted || !strings.Contains(o.r.Message, "session.status") {
 		t.Fatalf("StopRun = %+v, %v", o.r, o.err)

@@ -108,6 +108,7 @@ type Session struct {
 	Attached     bool
 	Pending      []string // commands waiting for approval, FIFO
 	LatestSeq    uint64
+	Running      bool // a turn is in progress
 }
 
 // Sessions lists live sessions.
@@ -116,7 +117,7 @@ func (s *Server) Sessions() []Session {
 	defer s.mu.Unlock()
 	var out []Session
 	for _, fs := range s.sessions {
-		ss := Session{ID: fs.live, StoredID: fs.stored, Attached: fs.transport != nil, LatestSeq: fs.seq}
+		ss := Session{ID: fs.live, StoredID: fs.stored, Attached: fs.transport != nil, LatestSeq: fs.seq, Running: fs.running}
 		for _, a := range fs.pending {
 			ss.Pending = append(ss.Pending, a.command)
 		}

@@ -1,0 +1,367 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/apiserver"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/wire"
+	"github.com/herald-desktop/herald/service"
+)
+
+// directFlags are the flags with which `herald stop` and `herald ask`
+// reach a gateway themselves instead of through the running Herald.
+type directFlags struct {
+	gateway, api              *string
+	token, user, pass, apiKey *string
+	connectTimeout            *time.Duration
+}
+
+func addDirectFlags(fs *flag.FlagSet, gwHelp string) *directFlags {
+	return &directFlags{
+		gateway:        fs.String("gateway", "", gwHelp),
+		api:            fs.String("api", "", "talk to this Hermes API server directly (URL or NAME=URL)"),
+		token:          fs.String("token", "", "session token for a loopback gateway (default $HERALD_TOKEN)"),
+		user:           fs.String("username", "", "user name for a gated gateway (default $HERALD_USERNAME)"),
+		pass:           fs.String("password", "", "password for a gated gateway (default $HERALD_PASSWORD)"),
+		apiKey:         fs.String("api-key", "", "API server key (default $HERALD_API_KEY)"),
+		connectTimeout: fs.Duration("connect-timeout", 15*time.Second, "how long to wait for a direct connection"),
+	}
+}
+
+// direct reports whether the flags name a gateway to dial (a URL) rather
+// than one of the running Herald's gateways (a name).
+func (d *directFlags) direct() bool {
+	return strings.Contains(*d.gateway, "://") || *d.api != ""
+}
+
+// name is the gateway name the running Herald knows (control-socket mode).
+func (d *directFlags) name() string {
+	if d.direct() {
+		return ""
+	}
+	return *d.gateway
+}
+
+// connect starts a private service with the one gateway or API server the
+// flags name and waits until it is connected. It returns the service and
+// the gateway's name; close it when done.
+func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent func(wire.Event)) (*service.Service, string, error) {
+	if *d.gateway != "" && *d.api != "" {
+		return nil, "", usageError{"give --gateway or --api, not both"}
+	}
+	svc := service.New(service.Config{OnEvent: func(ev wire.Event) {
+		printNotice(out, ev)
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	}})
+	connected := make(chan string, 8)
+	cfg := service.SourceConfig{
+		Kind:     service.KindGateway,
+		Token:    firstNonEmpty(*d.token, e.getenv("HERALD_TOKEN")),
+		Username: firstNonEmpty(*d.user, e.getenv("HERALD_USERNAME")),
+		Password: firstNonEmpty(*d.pass, e.getenv("HERALD_PASSWORD")),
+		OnStatus: func(s gateway.Status) {
+			select {
+			case connected <- string(s.State) + "\x00" + s.Err:
+			default:
+			}
+		},
+	}
+	cfg.Name, cfg.URL = splitGateway(*d.gateway)
+	if *d.api != "" {
+		cfg.Kind, cfg.Token, cfg.Username, cfg.Password = service.KindAPIServer, "", "", ""
+		cfg.Key = firstNonEmpty(*d.apiKey, e.getenv("HERALD_API_KEY"))
+		cfg.Name, cfg.URL = splitGateway(*d.api)
+	}
+	src, err := svc.AddSource(cfg)
+	if err != nil {
+		svc.Close()
+		return nil, "", err
+	}
+	name := src.Name()
+	t := time.NewTimer(*d.connectTimeout)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case st := <-connected:
+			state, msg, _ := strings.Cut(st, "\x00")
+			switch gateway.State(state) {
+			case gateway.StateConnected:
+				return svc, name, nil
+			case gateway.StateAuthFailed, gateway.StateConfigError:
+				svc.Close()
+				return nil, "", fmt.Errorf("%s refused Herald: %s", name, msg)
+			}
+			if msg != "" {
+				last = msg
+			}
+		case <-t.C:
+			svc.Close()
+			if last == "" {
+				last = "no answer"
+			}
+			return nil, "", fmt.Errorf("could not connect to %s within %s (%s); check the URL and that Hermes runs", name, *d.connectTimeout, last)
+		case <-ctx.Done():
+			svc.Close()
+			return nil, "", ctx.Err()
+		}
+	}
+}
+
+func cmdStop(e *env, args []string) error {
+	fs := newFlags("stop", e)
+	ctl := controlFlag(fs)
+	d := addDirectFlags(fs, "the gateway: a name the running Herald knows, or a URL to talk to directly")
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, `Usage: herald stop [flags] [ID]
+
+Stops a run: interrupts a Hermes session's turn (session.interrupt) or stops
+an API-server run (POST /v1/runs/ID/stop), and returns once the gateway
+confirms. ID is a session or run id (or a unique prefix, or GATEWAY/ID).
+Without ID it lists the active runs the running Herald sees.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return usageError{"usage: herald stop [flags] [ID]"}
+	}
+	id := fs.Arg(0)
+	ctx, cancel := context.WithTimeout(e.ctx, service.ConfirmWait+45*time.Second)
+	defer cancel()
+	out := &printer{w: e.stdout, json: *asJSON}
+	var res service.StopResult
+	switch {
+	case d.direct():
+		if id == "" {
+			return usageError{"with --gateway URL or --api, give the session or run id to stop"}
+		}
+		svc, name, err := d.connect(ctx, e, out, nil)
+		if err != nil {
+			return err
+		}
+		defer svc.Close()
+		if res, err = svc.StopRun(ctx, name, id); err != nil {
+			return err
+		}
+	case id == "":
+		resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "runs"})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(e.stdout, resp.Runs)
+		}
+		if len(resp.Runs) == 0 {
+			fmt.Fprintln(e.stdout, "No runs are active.")
+			return nil
+		}
+		for _, r := range resp.Runs {
+			fmt.Fprintf(e.stdout, "%s/%s  %s  %s\n", r.Gateway, r.ID, r.Transport, approval.VisibleLine(runWhat(r)))
+		}
+		return nil
+	default:
+		resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "stop", Key: id, Gateway: d.name(), Surface: "cli"})
+		if err != nil {
+			if errors.Is(err, service.ErrNoDaemon) {
+				return fmt.Errorf("%v, or give --gateway URL / --api URL to stop it directly", err)
+			}
+			return err
+		}
+		res = *resp.Stop
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, res)
+	}
+	fmt.Fprintln(e.stdout, approval.VisibleLine(res.Message))
+	return nil
+}
+
+func runWhat(r service.RunRef) string {
+	what := r.Tool
+	if what == "" {
+		what = r.Title
+	}
+	if what == "" {
+		what = "running"
+	}
+	return what
+}
+
+func cmdAsk(e *env, args []string) error {
+	fs := newFlags("ask", e)
+	ctl := controlFlag(fs)
+	session := fs.String("session", "", "session to prompt (live or stored id); default: a new session")
+	d := addDirectFlags(fs, "the gateway: a name the running Herald knows, or a URL to talk to directly")
+	wait := fs.Duration("wait", 10*time.Minute, "with --gateway URL or --api: how long to wait for the answer")
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, `Usage: herald ask [flags] TEXT...
+
+Starts a prompt on a session (--session) or a new one. Through the running
+Herald (default) the turn shows there; with --gateway URL or --api URL Herald
+connects itself and prints the answer when the turn ends.
+On Hermes 0.18.2 a prompt makes Herald the session's only live client: other
+clients showing it stop receiving its events.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	text := strings.Join(fs.Args(), " ")
+	if strings.TrimSpace(text) == "" {
+		return usageError{`usage: herald ask [--session ID] "what the agent should do"`}
+	}
+	out := &printer{w: e.stdout, json: *asJSON}
+	req := service.AskRequest{Gateway: d.name(), Session: *session, Text: text}
+	if !d.direct() {
+		ctx, cancel := context.WithTimeout(e.ctx, 40*time.Second)
+		defer cancel()
+		resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "ask", Gateway: req.Gateway, Session: req.Session, Text: req.Text, Surface: "cli"})
+		if err != nil {
+			if errors.Is(err, service.ErrNoDaemon) {
+				return fmt.Errorf("%v, or give --gateway URL / --api URL to ask directly", err)
+			}
+			return err
+		}
+		return printAsk(out, *resp.Ask)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, *wait+*d.connectTimeout)
+	defer cancel()
+	// Turn ends by session, kept from the start: the end of a quick turn
+	// may arrive before Ask has returned the session id.
+	var mu sync.Mutex
+	ends := map[string]wire.Event{}
+	woke := make(chan struct{}, 1)
+	onEvent := func(ev wire.Event) {
+		if !turnEnd(ev) {
+			return
+		}
+		mu.Lock()
+		if len(ends) < 64 {
+			ends[ev.Session] = ev
+		}
+		mu.Unlock()
+		select {
+		case woke <- struct{}{}:
+		default:
+		}
+	}
+	svc, name, err := d.connect(ctx, e, out, onEvent)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	req.Gateway = name
+	res, err := svc.Ask(ctx, req)
+	if err != nil {
+		return err
+	}
+	if err := printAsk(out, res); err != nil {
+		return err
+	}
+	for {
+		mu.Lock()
+		ev, ok := ends[res.Session]
+		mu.Unlock()
+		if ok {
+			printEnd(out, ev)
+			return nil
+		}
+		select {
+		case <-woke:
+		case <-ctx.Done():
+			return fmt.Errorf("no answer within %s; the turn goes on in Hermes: follow it with `herald watch`", *wait)
+		}
+	}
+}
+
+func turnEnd(ev wire.Event) bool {
+	switch ev.Kind {
+	case wire.MessageComplete, apiserver.RunCompleted, apiserver.RunFailed, apiserver.RunCancelled, apiserver.RunInterrupted:
+		return true
+	}
+	return false
+}
+
+func printAsk(out *printer, r service.AskResult) error {
+	if out.json {
+		out.record(map[string]any{"type": "ask", "ask": r})
+		return nil
+	}
+	where := r.Gateway + "/" + r.Session
+	if r.NewSession {
+		where += " (new session"
+		if r.StoredSession != "" {
+			where += " " + r.StoredSession
+		}
+		where += ")"
+	}
+	out.line("%s: %s (confirmed by the gateway)", approval.VisibleLine(where), r.Status)
+	if r.Note != "" {
+		out.line("note: %s", r.Note)
+	}
+	return nil
+}
+
+func printEnd(out *printer, ev wire.Event) {
+	if out.json {
+		out.record(jsonRecord{Type: "event", Event: &ev})
+		return
+	}
+	switch d := ev.Data.(type) {
+	case *wire.CompletePayload:
+		out.line("turn %s:", d.Status)
+		out.line("%s", approval.Visible(d.Text))
+	case *apiserver.RunOutcomePayload:
+		out.line("run %s:", d.Status)
+		text := d.Output
+		if text == "" {
+			text = d.Error
+		}
+		out.line("%s", approval.Visible(text))
+	default:
+		out.line("%s", ev.Kind)
+	}
+}
+
+// printNotice prints a Hermes notice (notification.show / .clear); it
+// reports whether ev was one.
+func printNotice(out *printer, ev wire.Event) bool {
+	switch d := ev.Data.(type) {
+	case *wire.NotificationPayload:
+		if out.json {
+			out.record(jsonRecord{Type: "event", Event: &ev})
+			return true
+		}
+		mark := map[string]string{wire.NoticeInfo: "ℹ", wire.NoticeWarn: "⚠", wire.NoticeError: "✗", wire.NoticeSuccess: "✓"}[wire.NormalLevel(d.Level)]
+		text, _ := approval.Truncate(d.Text, 400)
+		sid, _ := approval.Truncate(ev.Session, 8)
+		out.line("  %s/%s %s %s", approval.VisibleLine(ev.Gateway), approval.VisibleLine(sid), mark, approval.VisibleLine(text))
+		return true
+	case *wire.NotificationClearPayload:
+		if out.json {
+			out.record(jsonRecord{Type: "event", Event: &ev})
+		}
+		return true
+	}
+	return false
+}
