@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/wire"
 )
 
 // The control socket lets `herald approve`, `herald pending` and `herald
@@ -23,7 +24,7 @@ import (
 
 // ControlRequest is one command over the control socket.
 type ControlRequest struct {
-	Op            string `json:"op"` // pending | approve | dismiss | log | view
+	Op            string `json:"op"` // pending | approve | answer | dismiss | log | view
 	Key           string `json:"key,omitempty"`
 	Choice        string `json:"choice,omitempty"`
 	ConfirmAlways bool   `json:"confirm_always,omitempty"`
@@ -33,6 +34,10 @@ type ControlRequest struct {
 	// Session and Text are for ask (runs, stop and ask: see runs.go).
 	Session string `json:"session,omitempty"`
 	Text    string `json:"text,omitempty"`
+	// Value is the answer of op "answer": clarify text, or a sudo
+	// password or secret value (empty declines). The serving side wipes
+	// it once sent; it is never echoed back or logged.
+	Value []byte `json:"value,omitempty"`
 }
 
 // ControlResponse answers a ControlRequest.
@@ -130,8 +135,11 @@ func (s *Service) serveConn(ctx context.Context, c net.Conn) {
 	enc := json.NewEncoder(c)
 	for sc.Scan() {
 		var req ControlRequest
-		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
-			enc.Encode(ControlResponse{Error: "bad request: " + err.Error()})
+		line := sc.Bytes()
+		err := json.Unmarshal(line, &req)
+		clear(line) // it may carry a password or secret (op "answer")
+		if err != nil {
+			enc.Encode(ControlResponse{Error: "bad request: the line is not a Herald control request"})
 			continue
 		}
 		enc.Encode(s.handleControl(ctx, req))
@@ -156,6 +164,21 @@ func (s *Service) handleControl(ctx context.Context, req ControlRequest) Control
 		if err == nil {
 			err = s.inbox.Answer(actx, key, req.Choice, surface, req.ConfirmAlways)
 		}
+		if err != nil {
+			return ControlResponse{Error: err.Error()}
+		}
+		r, _ := s.inbox.Get(key)
+		return ControlResponse{Request: &r, Resolved: r.State == approval.StateResolved}
+	case "answer":
+		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		v := wire.NewSecret(req.Value)
+		req.Value = nil
+		key, err := s.resolveKey(req.Key)
+		if err == nil {
+			err = s.AnswerText(actx, key, v, surface)
+		}
+		v.Wipe()
 		if err != nil {
 			return ControlResponse{Error: err.Error()}
 		}
