@@ -86,6 +86,7 @@ Usage:
   herald watch [flags]            live feed of sessions, tools and approvals
   herald pending                  list approvals waiting for an answer
   herald approve ID CHOICE        answer one (CHOICE: once, session, always, deny)
+  herald answer ID [TEXT|N]       answer a question; a password or secret is typed with echo off
   herald log [-n N]               the approval history
   herald stop [ID]                stop a run (without ID: list the active runs)
   herald ask [--session ID] TEXT  start a prompt on a session or a new one

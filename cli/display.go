@@ -61,6 +61,9 @@ func approvalBlock(r approval.Request, waiting int) []string {
 // pendingLine is one request in `herald pending` and the `p` key: the
 // whole command on one line (the terminal wraps it).
 func pendingLine(r approval.Request, now time.Time) string {
+	if r.Kind.IsPrompt() {
+		return promptPendingLine(r, now)
+	}
 	left := r.ExpiresAt.Sub(now).Round(time.Second)
 	flag := ""
 	if r.Uncertain {
@@ -172,6 +175,9 @@ func (k *keys) handle(ctx context.Context, l string) bool {
 		}
 		return false
 	}
+	if k.handlePrompt(ctx, l) {
+		return false
+	}
 	choice := map[string]string{"o": "once", "s": "session", "a": "always", "d": "deny"}[key]
 	switch {
 	case key == "q" || key == "quit":
@@ -189,7 +195,7 @@ func (k *keys) handle(ctx context.Context, l string) bool {
 		}
 		return false
 	case choice == "":
-		k.out.line("Keys: o once, s session, a always (asks to confirm), d deny, each + Enter; add the id when several are waiting (\"o 1a2b3c4d\"); p pending; q quit.")
+		k.out.line("Keys: o once, s session, a always (asks to confirm), d deny, each + Enter; add the id when several are waiting (\"o 1a2b3c4d\"); a question: its choice number, or t YOUR ANSWER; p pending; q quit.")
 		return false
 	}
 	if id == "" {
@@ -217,7 +223,7 @@ func (k *keys) handle(ctx context.Context, l string) bool {
 // bareTarget is the request a bare key answers, or explains why there is
 // none.
 func (k *keys) bareTarget() (string, bool) {
-	pend := k.in.Pending()
+	pend := approvalsOnly(k.in.Pending())
 	k.mu.Lock()
 	shown, at := k.shown, k.shownAt
 	k.mu.Unlock()

@@ -383,6 +383,10 @@ func printApproval(out *printer, k *keys, c approval.Change) {
 		out.record(jsonRecord{Type: "approval", Change: string(c.Kind), ID: id, Request: &r, Display: &d})
 		return
 	}
+	if r.Kind.IsPrompt() {
+		printPrompt(out, id, c)
+		return
+	}
 	switch {
 	case c.Kind == approval.ChangeArrived:
 		k.arrival(r)
