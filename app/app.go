@@ -7,12 +7,8 @@ package app
 
 import (
 	"context"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -124,60 +120,6 @@ func (a *App) warn(msg string) {
 	a.batch.Poke()
 }
 
-// gatewayConfig builds a channel config from settings and the keychain.
-func (a *App) gatewayConfig(g GatewaySettings) (gateway.Config, error) {
-	cfg := gateway.Config{Name: g.Name, URL: g.URL, Username: g.Username, Logger: a.log}
-	var err error
-	switch g.Auth {
-	case "token":
-		cfg.Token, err = a.d.Secrets.Get(g.Name, "token")
-	case "password":
-		cfg.Password, err = a.d.Secrets.Get(g.Name, "password")
-	}
-	if err != nil {
-		return cfg, err
-	}
-	if g.CAFile != "" {
-		pem, err := os.ReadFile(g.CAFile)
-		if err != nil {
-			return cfg, fmt.Errorf("cannot read the CA file %s: %v", g.CAFile, err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return cfg, fmt.Errorf("%s holds no PEM certificate", g.CAFile)
-		}
-		cfg.RootCAs = pool
-	}
-	return cfg, nil
-}
-
-func (a *App) connect(g GatewaySettings) error {
-	cfg, err := a.gatewayConfig(g)
-	if err != nil {
-		return err
-	}
-	c, err := a.svc.AddGateway(cfg)
-	if err != nil {
-		return err
-	}
-	go func() {
-		// Follow the sessions the user chose once connected.
-		for _, id := range g.Sessions {
-			for a.ctx.Err() == nil {
-				if c.Status().State == gateway.StateConnected {
-					break
-				}
-				t := a.d.Clock.NewTimer(500 * time.Millisecond)
-				<-t.C()
-			}
-			if _, err := c.AttachSession(a.ctx, id); err != nil {
-				a.warn(fmt.Sprintf("following session %s on %s: %v", id, g.Name, err))
-			}
-		}
-	}()
-	return nil
-}
-
 // Attach installs the platform (Wails runtime, or a fake in tests).
 func (a *App) Attach(p Platform) {
 	a.mu.Lock()
@@ -286,8 +228,8 @@ func (a *App) TrayOpen(key string) { a.openApproval(key) }
 
 // TrayReconnect reconnects every gateway now.
 func (a *App) TrayReconnect() {
-	for _, n := range a.svc.Pool().Names() {
-		a.svc.Reconnect(n)
+	for _, src := range a.svc.Sources() {
+		src.ReconnectNow()
 	}
 }
 
@@ -347,7 +289,7 @@ func (a *App) Snapshot() Snapshot {
 	}
 	for _, g := range v.Gateways {
 		s.Gateways = append(s.Gateways, GatewayView{
-			Name: g.Gateway, URL: urls[g.Gateway], Kind: "ws", State: string(g.State), Error: g.Err,
+			Name: g.Gateway, URL: urls[g.Gateway], Kind: firstNonEmpty(g.Kind, "ws"), State: string(g.State), Error: g.Err,
 			MayHaveMissedEvents: g.MayHaveMissedEvents, MissedReason: g.MissedReason, Version: g.Version,
 		})
 	}
@@ -422,84 +364,4 @@ func (a *App) ProbeGateway(url string) ProbeResult {
 		r.SuggestedAuth = "password"
 	}
 	return r
-}
-
-// TestGateway checks a gateway end to end: HTTP, the WebSocket upgrade and
-// the gateway.ready handshake, with the credentials given.
-func (a *App) TestGateway(req AddGatewayRequest) TestResult {
-	cfg := gateway.Config{Name: "test", URL: req.URL, Token: req.Token, Username: req.Username, Password: req.Password}
-	if req.Auth != "token" {
-		cfg.Token = ""
-	}
-	if req.Auth != "password" {
-		cfg.Password = ""
-	}
-	if req.CAFile != "" {
-		g, err := a.gatewayConfig(GatewaySettings{Name: "test", URL: req.URL, CAFile: req.CAFile})
-		if err != nil {
-			return TestResult{Stage: "tls", Message: err.Error()}
-		}
-		cfg.RootCAs = g.RootCAs
-	}
-	ctx, cancel := context.WithTimeout(a.ctx, 15*time.Second)
-	defer cancel()
-	st, err := gateway.Check(ctx, cfg)
-	if err != nil {
-		return TestResult{Stage: st, Message: err.Error()}
-	}
-	return TestResult{OK: true, Stage: "handshake", Message: "Connected: the gateway answered over WebSocket"}
-}
-
-// AddGateway saves a gateway (its secret to the keychain) and connects.
-func (a *App) AddGateway(req AddGatewayRequest) error {
-	req.Name = strings.TrimSpace(req.Name)
-	if req.Name == "" {
-		return errors.New("give the gateway a name")
-	}
-	g := GatewaySettings{Name: req.Name, URL: strings.TrimSpace(req.URL), Kind: "ws", Auth: req.Auth, Username: req.Username, CAFile: req.CAFile}
-	a.mu.Lock()
-	for _, x := range a.settings.Gateways {
-		if x.Name == g.Name {
-			a.mu.Unlock()
-			return fmt.Errorf("a gateway named %q already exists; pick another name or remove it first", g.Name)
-		}
-	}
-	a.mu.Unlock()
-	var secretErr error
-	switch req.Auth {
-	case "token":
-		secretErr = a.d.Secrets.Set(g.Name, "token", req.Token)
-	case "password":
-		secretErr = a.d.Secrets.Set(g.Name, "password", req.Password)
-	}
-	if secretErr != nil && !errors.Is(secretErr, ErrNoKeychain) {
-		return secretErr
-	}
-	if err := a.updateSettings(func(s *Settings) { s.Gateways = append(s.Gateways, g) }); err != nil {
-		return err
-	}
-	if err := a.connect(g); err != nil {
-		return err
-	}
-	if secretErr != nil {
-		a.warn(secretErr.Error())
-	}
-	return nil
-}
-
-// RemoveGateway disconnects a gateway and forgets it and its secrets.
-func (a *App) RemoveGateway(name string) error {
-	a.svc.RemoveGateway(name)
-	for _, k := range []string{"token", "password"} {
-		a.d.Secrets.Delete(name, k)
-	}
-	return a.updateSettings(func(s *Settings) {
-		out := s.Gateways[:0]
-		for _, g := range s.Gateways {
-			if g.Name != name {
-				out = append(out, g)
-			}
-		}
-		s.Gateways = out
-	})
 }

@@ -46,15 +46,26 @@ func approvalView(r approval.Request) ApprovalView {
 	return ApprovalView{Request: r, ID: service.ShortKey(r.Key), DisplayCommand: r.DisplayCommand()}
 }
 
-// AddGatewayRequest is the "Add gateway" form.
+// AddGatewayRequest is the Add/Edit gateway form.
 type AddGatewayRequest struct {
-	Name     string `json:"name"`
-	URL      string `json:"url"`
-	Auth     string `json:"auth"` // token | password | none
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	// Kind is "ws" (the dashboard gateway, default) or "api" (the API
+	// server).
+	Kind     string `json:"kind,omitempty"`
+	Auth     string `json:"auth"`          // token | password | none (ws); key | none (api)
+	Key      string `json:"key,omitempty"` // the API server's key (api)
 	Token    string `json:"token,omitempty"`
 	Username string `json:"username,omitempty"`
 	Password string `json:"password,omitempty"`
 	CAFile   string `json:"ca_file,omitempty"`
+}
+
+// GatewayFormView is a configured gateway for the Edit form: never its
+// secret, only whether the keychain holds one.
+type GatewayFormView struct {
+	AddGatewayRequest
+	HasSecret bool `json:"has_secret"`
 }
 
 // ProbeResult is what GET /api/status said.

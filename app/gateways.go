@@ -1,0 +1,330 @@
+package app
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/apiserver"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/service"
+)
+
+// Gateways (both kinds: the dashboard's WebSocket and the API server) are
+// added, edited and removed here. Settings keep only names, addresses and
+// which secret to look up; tokens, passwords and API keys live in the
+// keychain (Secrets). Every gateway runs as a service.Source.
+
+// secretKinds are the keychain entries a gateway may have.
+var secretKinds = []string{"token", "password", "key"}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// kindOf reads a settings or form kind ("" is the WebSocket gateway).
+func kindOf(k string) (service.Kind, error) { return service.ParseKind(k) }
+
+// sourceConfig builds a source from settings and the keychain.
+func (a *App) sourceConfig(g GatewaySettings) (service.SourceConfig, error) {
+	kind, err := kindOf(g.Kind)
+	if err != nil {
+		return service.SourceConfig{}, err
+	}
+	cfg := service.SourceConfig{Kind: kind, Name: g.Name, URL: g.URL, Username: g.Username, Logger: a.log}
+	switch g.Auth {
+	case "token":
+		cfg.Token, err = a.d.Secrets.Get(g.Name, "token")
+	case "password":
+		cfg.Password, err = a.d.Secrets.Get(g.Name, "password")
+	case "key":
+		cfg.Key, err = a.d.Secrets.Get(g.Name, "key")
+	}
+	if err != nil {
+		return cfg, err
+	}
+	if g.CAFile != "" {
+		if cfg.RootCAs, err = readCA(g.CAFile); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+func readCA(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the CA file %s: %v", path, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	return pool, nil
+}
+
+// connect starts a gateway's source and follows the sessions the user
+// chose (the service resumes them once the gateway is connected).
+func (a *App) connect(g GatewaySettings) error {
+	cfg, err := a.sourceConfig(g)
+	if err != nil {
+		return err
+	}
+	src, err := a.svc.AddSource(cfg)
+	if err != nil {
+		return err
+	}
+	for _, id := range g.Sessions {
+		if err := src.Follow(a.ctx, id); err != nil {
+			a.warn(fmt.Sprintf("following session %s on %s: %v", id, g.Name, err))
+		}
+	}
+	return nil
+}
+
+// normalize checks a form and turns it into settings (no secret).
+func (a *App) normalize(req AddGatewayRequest) (GatewaySettings, service.Kind, error) {
+	req.Name = strings.TrimSpace(req.Name)
+	if req.Name == "" {
+		return GatewaySettings{}, "", errors.New("give the gateway a name")
+	}
+	kind, err := kindOf(req.Kind)
+	if err != nil {
+		return GatewaySettings{}, "", err
+	}
+	g := GatewaySettings{Name: req.Name, URL: strings.TrimSpace(req.URL), Kind: string(kind), Auth: req.Auth, Username: strings.TrimSpace(req.Username), CAFile: strings.TrimSpace(req.CAFile)}
+	switch {
+	case kind == service.KindAPIServer && g.Auth != "key" && g.Auth != "none":
+		g.Auth = "key"
+	case kind == service.KindGateway && g.Auth != "token" && g.Auth != "password" && g.Auth != "none":
+		return GatewaySettings{}, "", fmt.Errorf("sign-in %q is not one of token, password or none", req.Auth)
+	}
+	if kind == service.KindAPIServer {
+		g.Username = ""
+	}
+	return g, kind, nil
+}
+
+// secretOf is the form's secret for g's sign-in, and which keychain entry
+// holds it ("" when the sign-in needs none).
+func secretOf(g GatewaySettings, req AddGatewayRequest) (kind, value string) {
+	switch g.Auth {
+	case "token":
+		return "token", req.Token
+	case "password":
+		return "password", req.Password
+	case "key":
+		return "key", req.Key
+	}
+	return "", ""
+}
+
+// TestGateway checks a gateway end to end with the credentials given: for
+// the WebSocket, HTTP, the upgrade and the gateway.ready handshake; for an
+// API server, /health and the key on /v1/capabilities.
+func (a *App) TestGateway(req AddGatewayRequest) TestResult {
+	kind, err := kindOf(req.Kind)
+	if err != nil {
+		return TestResult{Stage: "config", Message: err.Error()}
+	}
+	var roots *x509.CertPool
+	if strings.TrimSpace(req.CAFile) != "" {
+		if roots, err = readCA(strings.TrimSpace(req.CAFile)); err != nil {
+			return TestResult{Stage: "tls", Message: err.Error()}
+		}
+	}
+	if kind == service.KindAPIServer {
+		return a.testAPIServer(req, roots)
+	}
+	cfg := gateway.Config{Name: "test", URL: req.URL, Token: req.Token, Username: req.Username, Password: req.Password, RootCAs: roots}
+	if req.Auth != "token" {
+		cfg.Token = ""
+	}
+	if req.Auth != "password" {
+		cfg.Password = ""
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 15*time.Second)
+	defer cancel()
+	st, err := gateway.Check(ctx, cfg)
+	if err != nil {
+		return TestResult{Stage: st, Message: err.Error()}
+	}
+	return TestResult{OK: true, Stage: "handshake", Message: "Connected: the gateway answered over WebSocket"}
+}
+
+func (a *App) testAPIServer(req AddGatewayRequest, roots *x509.CertPool) TestResult {
+	key := req.Key
+	if req.Auth == "none" {
+		key = ""
+	}
+	c, err := apiserver.New(apiserver.Config{Name: "test", URL: req.URL, Key: key, RootCAs: roots, MaxRetries: 1})
+	if err != nil {
+		return TestResult{Stage: "address", Message: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 15*time.Second)
+	defer cancel()
+	info, err := c.Probe(ctx)
+	switch {
+	case errors.Is(err, apiserver.ErrUnauthorized):
+		return TestResult{Stage: "key", Message: "the API server refused the key: copy API_SERVER_KEY from Hermes' ~/.hermes/.env into the key field"}
+	case err != nil:
+		return TestResult{Stage: "http", Message: err.Error()}
+	}
+	msg := "Connected: the API server answered"
+	if info.Version != "" {
+		msg += " (Hermes " + info.Version + ")"
+	}
+	return TestResult{OK: true, Stage: "key", Message: msg}
+}
+
+// AddGateway saves a gateway or API server (its secret to the keychain)
+// and connects.
+func (a *App) AddGateway(req AddGatewayRequest) error {
+	g, _, err := a.normalize(req)
+	if err != nil {
+		return err
+	}
+	if a.gatewayIndex(g.Name) >= 0 {
+		return fmt.Errorf("a gateway named %q already exists; pick another name or remove it first", g.Name)
+	}
+	secretErr := a.storeSecret(g, req)
+	if secretErr != nil && !errors.Is(secretErr, ErrNoKeychain) {
+		return secretErr
+	}
+	if err := a.updateSettings(func(s *Settings) { s.Gateways = append(slices.Clone(s.Gateways), g) }); err != nil {
+		return err
+	}
+	if err := a.connect(g); err != nil {
+		return err
+	}
+	if secretErr != nil {
+		a.warn(secretErr.Error())
+	}
+	return nil
+}
+
+// storeSecret puts the form's secret for g in the keychain (nothing when
+// the form left it empty).
+func (a *App) storeSecret(g GatewaySettings, req AddGatewayRequest) error {
+	kind, value := secretOf(g, req)
+	if kind == "" || value == "" {
+		return nil
+	}
+	return a.d.Secrets.Set(g.Name, kind, value)
+}
+
+func (a *App) gatewayIndex(name string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.IndexFunc(a.settings.Gateways, func(g GatewaySettings) bool { return g.Name == name })
+}
+
+// GatewayForm returns a configured gateway as the Add/Edit form shows it,
+// without its secret; HasSecret says whether the keychain holds one.
+func (a *App) GatewayForm(name string) (GatewayFormView, error) {
+	a.mu.Lock()
+	i := slices.IndexFunc(a.settings.Gateways, func(g GatewaySettings) bool { return g.Name == name })
+	var g GatewaySettings
+	if i >= 0 {
+		g = a.settings.Gateways[i]
+	}
+	a.mu.Unlock()
+	if i < 0 {
+		return GatewayFormView{}, fmt.Errorf("no gateway named %q is configured", name)
+	}
+	v := GatewayFormView{AddGatewayRequest: AddGatewayRequest{Name: g.Name, URL: g.URL, Kind: firstNonEmpty(g.Kind, "ws"), Auth: g.Auth, Username: g.Username, CAFile: g.CAFile}}
+	if kind, _ := secretOf(g, AddGatewayRequest{}); kind != "" {
+		s, err := a.d.Secrets.Get(g.Name, kind)
+		v.HasSecret = err == nil && s != ""
+	}
+	return v, nil
+}
+
+// EditGateway changes a configured gateway (name, address, kind,
+// sign-in) and reconnects it. An empty secret field keeps the stored
+// secret; the followed sessions are kept.
+func (a *App) EditGateway(oldName string, req AddGatewayRequest) error {
+	g, _, err := a.normalize(req)
+	if err != nil {
+		return err
+	}
+	i := a.gatewayIndex(oldName)
+	if i < 0 {
+		return fmt.Errorf("no gateway named %q is configured", oldName)
+	}
+	if g.Name != oldName && a.gatewayIndex(g.Name) >= 0 {
+		return fmt.Errorf("a gateway named %q already exists; pick another name", g.Name)
+	}
+	a.mu.Lock()
+	old := a.settings.Gateways[i]
+	a.mu.Unlock()
+	g.Sessions = slices.Clone(old.Sessions)
+	if old.Kind != g.Kind {
+		g.Sessions = nil // session ids do not carry over between transports
+	}
+
+	// The secret: the form's, or the stored one carried over.
+	kind, value := secretOf(g, req)
+	if kind != "" && value == "" {
+		if oldKind, _ := secretOf(old, AddGatewayRequest{}); oldKind == kind {
+			if value, err = a.d.Secrets.Get(old.Name, kind); err != nil {
+				return err
+			}
+		}
+	}
+	var secretErr error
+	if kind != "" && value != "" {
+		secretErr = a.d.Secrets.Set(g.Name, kind, value)
+		if secretErr != nil && !errors.Is(secretErr, ErrNoKeychain) {
+			return secretErr
+		}
+	}
+	for _, k := range secretKinds {
+		if old.Name != g.Name || k != kind {
+			a.d.Secrets.Delete(old.Name, k)
+		}
+	}
+	a.svc.Remove(oldName)
+	err = a.updateSettings(func(s *Settings) {
+		gws := slices.Clone(s.Gateways)
+		if j := slices.IndexFunc(gws, func(x GatewaySettings) bool { return x.Name == oldName }); j >= 0 {
+			gws[j] = g
+		}
+		s.Gateways = gws
+	})
+	if err != nil {
+		return err
+	}
+	if err := a.connect(g); err != nil {
+		return err
+	}
+	if secretErr != nil {
+		a.warn(secretErr.Error())
+	}
+	a.batch.Poke()
+	return nil
+}
+
+// RemoveGateway disconnects a gateway and forgets it and its secrets.
+func (a *App) RemoveGateway(name string) error {
+	if a.gatewayIndex(name) < 0 {
+		return fmt.Errorf("no gateway named %q is configured", name)
+	}
+	a.svc.Remove(name)
+	for _, k := range secretKinds {
+		a.d.Secrets.Delete(name, k)
+	}
+	err := a.updateSettings(func(s *Settings) {
+		s.Gateways = slices.DeleteFunc(slices.Clone(s.Gateways), func(g GatewaySettings) bool { return g.Name == name })
+	})
+	a.batch.Poke()
+	return err
+}

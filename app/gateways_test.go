@@ -1,0 +1,169 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/apiservertest"
+	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/zalando/go-keyring"
+)
+
+// emptyDesktop runs an App with no gateway configured, the fake platform
+// and go-keyring's mock keychain (process-wide: not parallel).
+func emptyDesktop(t *testing.T) (*App, *fakePlatform, *Secrets, string) {
+	t.Helper()
+	keyring.MockInit()
+	dir := t.TempDir()
+	settings, _ := NewSettingsStore(dir)
+	secrets := NewSecrets(OSKeyring{})
+	a := New(Deps{Version: "test", Settings: settings, Secrets: secrets, Store: approval.NewMemoryStore(), Autostart: Autostart{Dir: t.TempDir()}})
+	t.Cleanup(a.Close)
+	p := newFakePlatform()
+	a.Attach(p)
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return a, p, secrets, filepath.Join(dir, "settings.json")
+}
+
+func gatewayIn(s Snapshot, name string) (GatewayView, bool) {
+	for _, g := range s.Gateways {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return GatewayView{}, false
+}
+
+// TestAPIServerInTheGatewayForm: an API server is added from the window's
+// form (URL + key, the key only in the keychain), connects, shows its
+// approvals next to the gateways', is edited (renamed, key kept) and
+// removed with its key.
+func TestAPIServerInTheGatewayForm(t *testing.T) {
+	a, p, secrets, settingsPath := emptyDesktop(t)
+	api := apiservertest.NewServer(apiservertest.Options{})
+	defer api.Close()
+	key := api.Key()
+
+	if r := a.TestGateway(AddGatewayRequest{Kind: "api", URL: api.URL, Auth: "key", Key: "wrong-key-0123456789abc"}); r.OK || r.Stage != "key" || !strings.Contains(r.Message, "API_SERVER_KEY") {
+		t.Fatalf("test with a wrong key: %+v", r)
+	}
+	if r := a.TestGateway(AddGatewayRequest{Kind: "api", URL: api.URL, Auth: "key", Key: key}); !r.OK {
+		t.Fatalf("test with the right key: %+v", r)
+	}
+	if err := a.AddGateway(AddGatewayRequest{Name: "runs", Kind: "api", URL: api.URL, Auth: "key", Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(settingsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), key) {
+		t.Fatalf("settings.json holds the API key: %s", raw)
+	}
+	var st Settings
+	if err := json.Unmarshal(raw, &st); err != nil || len(st.Gateways) != 1 || st.Gateways[0].Kind != "api" || st.Gateways[0].Auth != "key" {
+		t.Fatalf("settings %+v %v", st, err)
+	}
+	if got, _ := secrets.Get("runs", "key"); got != key {
+		t.Fatal("the key is not in the keychain")
+	}
+	p.waitFor(t, "the API server connected", func(f *fakePlatform) bool {
+		g, ok := gatewayIn(f.last, "runs")
+		return ok && g.Kind == "api" && g.State == "connected" && g.URL == api.URL
+	})
+
+	// Its approvals reach the window and are answered from it.
+	if _, err := a.Service().StartRun(context.Background(), "runs", "approve-me: rm -rf ./build"); err != nil {
+		t.Fatal(err)
+	}
+	var ap ApprovalView
+	p.waitFor(t, "the API server's approval", func(f *fakePlatform) bool {
+		if len(f.last.Approvals) == 1 {
+			ap = f.last.Approvals[0]
+		}
+		return len(f.last.Approvals) == 1
+	})
+	if ap.Gateway != "runs" || ap.Command != "rm -rf ./build" {
+		t.Fatalf("approval %+v", ap)
+	}
+	if err := a.Answer(ap.Key, "deny", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := api.Approvals(); len(got) != 1 || got[0].Choice != "deny" {
+		t.Fatalf("the API server recorded %+v", got)
+	}
+
+	// The edit form never carries the key; saving with it empty keeps it.
+	form, err := a.GatewayForm("runs")
+	if err != nil || !form.HasSecret || form.Key != "" || form.Kind != "api" || form.URL != api.URL {
+		t.Fatalf("edit form %+v %v", form, err)
+	}
+	form.Name = "hermes-api"
+	if err := a.EditGateway("runs", form.AddGatewayRequest); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := secrets.Get("hermes-api", "key"); got != key {
+		t.Fatal("renaming lost the key")
+	}
+	if got, _ := secrets.Get("runs", "key"); got != "" {
+		t.Fatal("the old name's key stayed in the keychain")
+	}
+	p.waitFor(t, "renamed and connected", func(f *fakePlatform) bool {
+		g, ok := gatewayIn(f.last, "hermes-api")
+		_, old := gatewayIn(f.last, "runs")
+		return ok && !old && g.State == "connected"
+	})
+
+	if err := a.RemoveGateway("hermes-api"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := secrets.Get("hermes-api", "key"); got != "" {
+		t.Fatal("removing kept the key")
+	}
+	if _, ok := a.Service().Source("hermes-api"); ok {
+		t.Fatal("removed API server still runs")
+	}
+	raw, _ = os.ReadFile(settingsPath)
+	if err := json.Unmarshal(raw, &st); err != nil || len(st.Gateways) != 0 {
+		t.Fatalf("settings after remove %s", raw)
+	}
+}
+
+// TestEditGatewayChangesSignIn: editing a WebSocket gateway's token
+// reconnects it with the new one; the old token is not kept.
+func TestEditGatewayChangesSignIn(t *testing.T) {
+	a, p, secrets, settingsPath := emptyDesktop(t)
+	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	defer srv.Close()
+	if err := a.AddGateway(AddGatewayRequest{Name: "lab", URL: srv.URL, Auth: "token", Token: "wrong-token-0123456789"}); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(t, "the wrong token refused", func(f *fakePlatform) bool {
+		g, ok := gatewayIn(f.last, "lab")
+		return ok && g.State == "auth_failed"
+	})
+	if err := a.EditGateway("lab", AddGatewayRequest{Name: "lab", URL: srv.URL, Auth: "token", Token: srv.Token()}); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(t, "connected with the new token", func(f *fakePlatform) bool {
+		g, ok := gatewayIn(f.last, "lab")
+		return ok && g.State == "connected" && g.Kind == "ws"
+	})
+	if got, _ := secrets.Get("lab", "token"); got != srv.Token() {
+		t.Fatal("the new token is not in the keychain")
+	}
+	raw, _ := os.ReadFile(settingsPath)
+	if strings.Contains(string(raw), srv.Token()) || strings.Contains(string(raw), "wrong-token") {
+		t.Fatalf("settings.json holds a token: %s", raw)
+	}
+	if err := a.EditGateway("nosuch", AddGatewayRequest{Name: "x", URL: srv.URL}); err == nil {
+		t.Fatal("editing an unknown gateway succeeded")
+	}
+}
