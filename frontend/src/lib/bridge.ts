@@ -1,6 +1,6 @@
 // The window talks only to app/ through Wails' bindings (window.go.app.App)
 // and runtime events. This is the one place that knows those names.
-import type { AddGatewayRequest, HistoryEntry, ProbeResult, Snapshot, TestResult } from "./types";
+import type { AddGatewayRequest, GatewayFormView, HistoryEntry, ProbeResult, Snapshot, TestResult } from "./types";
 
 type Bound = Record<string, (...args: unknown[]) => Promise<unknown>>;
 
@@ -24,6 +24,8 @@ export const api = {
   probe: (url: string) => call<ProbeResult>("ProbeGateway", url),
   test: (req: AddGatewayRequest) => call<TestResult>("TestGateway", req),
   addGateway: (req: AddGatewayRequest) => call<void>("AddGateway", req),
+  gatewayForm: (name: string) => call<GatewayFormView>("GatewayForm", name),
+  editGateway: (oldName: string, req: AddGatewayRequest) => call<void>("EditGateway", oldName, req),
   removeGateway: (name: string) => call<void>("RemoveGateway", name),
   setPause: (p: boolean) => call<void>("SetPauseNotifications", p),
   setAutostart: (on: boolean) => call<void>("SetAutostart", on),

@@ -78,14 +78,27 @@ export interface HistoryEntry {
   at: string;
 }
 
+/** "ws": the dashboard gateway's WebSocket; "api": Hermes' API server. */
+export type GatewayKind = "ws" | "api";
+
+export type GatewayAuth = "token" | "password" | "key" | "none";
+
+/** The Add/Edit gateway form as app/ takes it (AddGatewayRequest). */
 export interface AddGatewayRequest {
   name: string;
   url: string;
-  auth: "token" | "password" | "none";
+  kind?: GatewayKind;
+  auth: GatewayAuth;
   token?: string;
   username?: string;
   password?: string;
+  key?: string;
   ca_file?: string;
+}
+
+/** A configured gateway for the Edit form: never its secret. */
+export interface GatewayFormView extends AddGatewayRequest {
+  has_secret: boolean;
 }
 
 export interface ProbeResult {
@@ -98,6 +111,6 @@ export interface ProbeResult {
 
 export interface TestResult {
   ok: boolean;
-  stage: string; // http | websocket | handshake
+  stage: string; // http | websocket | handshake (ws); address | http | key (api)
   message: string;
 }
