@@ -64,7 +64,7 @@ func New(d Deps) *App {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &App{d: d, notify: newNotifier(d.Clock), log: d.Logger}
+	a := &App{d: d, notify: newNotifier(d.Clock, d.Logger), log: d.Logger}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.batch = NewBatcher(d.Clock, 100*time.Millisecond, a.push)
 	a.svc = service.New(service.Config{
@@ -196,14 +196,22 @@ func (a *App) push() {
 
 func (a *App) onNotificationAction(id, action string) {
 	switch action {
-	case "once", "deny":
+	case approval.ChoiceOnce, approval.ChoiceDeny:
+		if r, ok := a.svc.Inbox().Get(id); ok && action == approval.ChoiceOnce && !oneClick(r, notifyCommandMax) {
+			// The notification could not show all of it: show it first.
+			a.openApproval(id)
+			return
+		}
 		ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
 		defer cancel()
 		if err := a.svc.Answer(ctx, id, action, "notification", false); err != nil {
 			a.warn(err.Error())
 		}
-	default:
+	case ActionOpen:
 		a.openApproval(id)
+	default:
+		// ActionDefault: a click on the body, or a dismissal (Wails cannot
+		// tell them apart); dismissing must not raise the window.
 	}
 }
 
@@ -216,6 +224,10 @@ func (a *App) openApproval(key string) {
 
 // TrayAnswer answers from the tray menu.
 func (a *App) TrayAnswer(key, choice string) {
+	if r, ok := a.svc.Inbox().Get(key); ok && choice == approval.ChoiceOnce && !oneClick(r, trayLabelMax) {
+		a.openApproval(key) // the tray could not show all of it
+		return
+	}
 	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
 	defer cancel()
 	if err := a.svc.Answer(ctx, key, choice, "tray", false); err != nil {
@@ -318,9 +330,18 @@ func (a *App) Dismiss(key string) error { return a.svc.Dismiss(key, "window") }
 // Reconnect reconnects one gateway now.
 func (a *App) Reconnect(name string) error { return a.svc.Reconnect(name) }
 
-// History lists the audit log, newest last.
-func (a *App) History(limit int, gatewayName string) ([]approval.Entry, error) {
-	return a.svc.History(approval.Filter{Limit: limit, Gateway: gatewayName})
+// History lists the audit log, newest last, with each command as the
+// window shows it.
+func (a *App) History(limit int, gatewayName string) ([]HistoryEntry, error) {
+	es, err := a.svc.History(approval.Filter{Limit: limit, Gateway: gatewayName})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HistoryEntry, len(es))
+	for i, e := range es {
+		out[i] = historyEntry(e)
+	}
+	return out, nil
 }
 
 // SetPauseNotifications silences or resumes notifications.

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -170,8 +171,8 @@ func TestNotificationActionAnswersAndWithdraws(t *testing.T) {
 		}
 		return len(f.notified) > 0
 	})
-	if len(n.Actions) != 2 || n.Actions[0][0] != "once" || n.Actions[1][0] != "deny" || n.Body == "" {
-		t.Fatalf("notification %+v, want Approve once / Deny and the command", n)
+	if len(n.Actions) != 3 || n.Actions[0][0] != ActionOpen || n.Actions[1][0] != "once" || n.Actions[2][0] != "deny" || !strings.HasPrefix(n.Body, "rm -rf ./build\n") {
+		t.Fatalf("notification %+v, want Open / Approve once / Deny and the command", n)
 	}
 	if len(srv.Answers()) != 0 {
 		t.Fatal("answered before the user acted")
@@ -189,8 +190,8 @@ func TestNotificationActionAnswersAndWithdraws(t *testing.T) {
 	if got := a.Snapshot().Recent[0].Outcome.Surface; got != "notification" {
 		t.Fatalf("surface %q", got)
 	}
-	// Clicking the body opens the sheet.
-	act(n.ID, "default")
+	// "Open…" opens the sheet.
+	act(n.ID, ActionOpen)
 	p.waitFor(t, "window shown", func(f *fakePlatform) bool { return f.shown > 0 && f.emits[EventOpenApproval] == 1 })
 	p.mu.Lock()
 	if len(p.notified) != 1 {

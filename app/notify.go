@@ -1,7 +1,7 @@
 package app
 
 import (
-	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -15,6 +15,7 @@ import (
 // run-finished notifications.
 type notifier struct {
 	clk clock.Clock
+	log *slog.Logger
 
 	mu       sync.Mutex
 	platform Platform
@@ -26,8 +27,19 @@ type notifier struct {
 // runThrottle is the minimum gap between run notifications of a session.
 const runThrottle = 30 * time.Second
 
-func newNotifier(clk clock.Clock) *notifier {
-	return &notifier{clk: clk, shown: map[string]bool{}, lastRun: map[string]time.Time{}}
+func newNotifier(clk clock.Clock, log *slog.Logger) *notifier {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &notifier{clk: clk, log: log, shown: map[string]bool{}, lastRun: map[string]time.Time{}}
+}
+
+// notify shows n, logging a failure (the request stays in the tray and
+// the window).
+func (n *notifier) notify(p Platform, no Notification) {
+	if err := p.Notify(no); err != nil {
+		n.log.Warn("a desktop notification could not be shown", "id", no.ID, "err", err)
+	}
 }
 
 func (n *notifier) attach(p Platform) {
@@ -57,24 +69,13 @@ func (n *notifier) approval(c approval.Change) {
 			return
 		}
 		n.shown[r.Key] = true
-		body := r.MaskedCommand()
-		if r.Description != "" {
-			body += "\n" + r.Description
-		}
-		var actions [][2]string
-		if r.Offers(approval.ChoiceOnce) {
-			actions = append(actions, [2]string{"once", "Approve once"})
-		}
-		actions = append(actions, [2]string{"deny", "Deny"})
-		p.Notify(Notification{
-			ID:      r.Key,
-			Title:   fmt.Sprintf("Approve command on %s?", r.Gateway),
-			Body:    body,
-			Actions: actions,
-		})
-	case !r.State.Live() && n.shown[r.Key]:
+		n.notify(p, approvalNotification(r, n.clk.Now()))
+	case r.State != approval.StatePending && n.shown[r.Key]:
+		// Answered (from any surface: the answer is on its way), or ended.
 		delete(n.shown, r.Key)
-		p.Withdraw(r.Key)
+		if err := p.Withdraw(r.Key); err != nil {
+			n.log.Warn("a desktop notification could not be withdrawn", "id", r.Key, "err", err)
+		}
 	}
 }
 
@@ -102,9 +103,5 @@ func (n *notifier) event(ev wire.Event) {
 	case "interrupted":
 		title = "Run interrupted"
 	}
-	text := cp.Text
-	if len(text) > 160 {
-		text = text[:160] + "…"
-	}
-	n.platform.Notify(Notification{ID: "run:" + k, Title: title + " on " + ev.Gateway, Body: approval.Redact(text)})
+	n.notify(n.platform, Notification{ID: "run:" + k, Title: title + " on " + approval.VisibleLine(ev.Gateway), Body: runText(cp.Text)})
 }

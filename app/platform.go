@@ -14,13 +14,16 @@ type Platform interface {
 	// Withdraw removes a notification.
 	Withdraw(id string) error
 	// OnNotificationAction registers the handler for notification clicks
-	// and action buttons ("default" for a click on the body).
+	// and action buttons: an action id, or ActionDefault for a click on the
+	// body (which on Linux may also be a dismissal).
 	OnNotificationAction(func(id, action string))
 	// Quit ends the app.
 	Quit()
 }
 
-// Notification is one desktop notification.
+// Notification is one desktop notification. Title and Body are plain
+// text, already made safe (approval.VisibleLine) and bounded; the platform
+// escapes them for its notification server.
 type Notification struct {
 	ID    string
 	Title string
@@ -60,7 +63,11 @@ type TrayModel struct {
 type TrayApproval struct {
 	Key   string
 	Label string
-	// CanOnce is false when the gateway does not offer "once".
+	// Note says why there is no "Allow once" (the label could not show the
+	// whole command), or is empty.
+	Note string
+	// CanOnce is false when the gateway does not offer "once", or the
+	// label could not show the whole command exactly as it runs.
 	CanOnce bool
 }
 

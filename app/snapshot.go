@@ -35,15 +35,36 @@ type GatewayView struct {
 	Version             string `json:"version,omitempty"`
 }
 
-// ApprovalView is an approval request for the window.
+// ApprovalView is an approval request for the window: the request as the
+// gateway sent it, and what to show of it, made safe in Go
+// (approval.Visible). The window shows only the display fields, as text.
 type ApprovalView struct {
 	approval.Request
-	ID             string `json:"id"` // short id, as the terminal shows it
-	DisplayCommand string `json:"display_command"`
+	ID             string           `json:"id"`              // short id, as the terminal shows it
+	DisplayCommand string           `json:"display_command"` // Display.Command
+	Display        approval.Display `json:"display"`
 }
 
 func approvalView(r approval.Request) ApprovalView {
-	return ApprovalView{Request: r, ID: service.ShortKey(r.Key), DisplayCommand: r.DisplayCommand()}
+	d := r.Display()
+	return ApprovalView{Request: r, ID: service.ShortKey(r.Key), DisplayCommand: d.Command, Display: d}
+}
+
+// HistoryEntry is an audit log entry for the window, with its command as
+// shown.
+type HistoryEntry struct {
+	approval.Entry
+	DisplayCommand string `json:"display_command,omitempty"` // Visible(Command)
+	DisplayError   string `json:"display_error,omitempty"`   // VisibleLine(Error)
+	DisplayGateway string `json:"display_gateway,omitempty"` // VisibleLine(Gateway)
+}
+
+func historyEntry(e approval.Entry) HistoryEntry {
+	h := HistoryEntry{Entry: e, DisplayGateway: approval.VisibleLine(e.Gateway), DisplayError: approval.VisibleLine(e.Error)}
+	if e.Command != "" {
+		h.DisplayCommand = e.DisplayCommand()
+	}
+	return h
 }
 
 // AddGatewayRequest is the Add/Edit gateway form.
@@ -103,11 +124,7 @@ func trayModel(s Snapshot) TrayModel {
 	}
 	m.Tooltip = fmt.Sprintf("Herald: %d of %d gateways connected, %d approvals pending", connected, len(s.Gateways), len(s.Approvals))
 	for _, r := range s.Approvals {
-		label := r.DisplayCommand
-		if len(label) > 48 {
-			label = label[:48] + "…"
-		}
-		m.Pending = append(m.Pending, TrayApproval{Key: r.Key, Label: r.Gateway + ": " + label, CanOnce: r.Offers(approval.ChoiceOnce)})
+		m.Pending = append(m.Pending, trayApproval(r.Request))
 	}
 	for _, ss := range s.Sessions {
 		if ss.Running {

@@ -65,6 +65,9 @@ func (t *systrayTray) Update(m TrayModel) {
 	for _, p := range m.Pending {
 		p := p
 		parent := systray.AddMenuItem(p.Label, "Pending approval")
+		if p.Note != "" {
+			parent.AddSubMenuItem(p.Note, "").Disable()
+		}
 		if p.CanOnce {
 			on(parent.AddSubMenuItem("Allow once", ""), func() { t.act.TrayAnswer(p.Key, "once") })
 		}

@@ -3,30 +3,29 @@ package app
 import (
 	"context"
 	goruntime "runtime"
+	"strings"
+	"sync"
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 )
 
 // wailsPlatform forwards to Wails' runtime with the context Wails gave us.
-type wailsPlatform struct{ ctx context.Context }
+type wailsPlatform struct {
+	ctx context.Context
 
-const approvalCategory = "herald-approval"
+	mu         sync.Mutex
+	categories map[string]bool // notification categories registered, by id
+}
 
 // newWailsPlatform also sets up notifications; an error says why they are
 // off (the platform still works for the window and the tray).
 func newWailsPlatform(ctx context.Context) (*wailsPlatform, error) {
-	p := &wailsPlatform{ctx: ctx}
+	p := &wailsPlatform{ctx: ctx, categories: map[string]bool{}}
 	if err := runtime.InitializeNotifications(ctx); err != nil {
 		return p, notificationsOff(goruntime.GOOS, "", err)
 	}
-	err := runtime.RegisterNotificationCategory(ctx, runtime.NotificationCategory{
-		ID: approvalCategory,
-		Actions: []runtime.NotificationAction{
-			{ID: "once", Title: "Approve once"},
-			{ID: "deny", Title: "Deny", Destructive: true},
-		},
-	})
-	if err != nil {
+	// The usual buttons, registered now so a failure is reported at start.
+	if _, err := p.category([][2]string{{ActionOpen, "Open…"}, {"once", "Approve once"}, {"deny", "Deny"}}); err != nil {
 		return p, notificationsOff(goruntime.GOOS, "buttons", err)
 	}
 	return p, nil
@@ -39,22 +38,60 @@ func (w *wailsPlatform) ShowWindow() {
 }
 func (w *wailsPlatform) Quit() { runtime.Quit(w.ctx) }
 
+// Notify sends n. The body is escaped for servers that read markup (the
+// freedesktop spec's body-markup); Wails shows a category's buttons, so
+// each set of actions gets its own category.
 func (w *wailsPlatform) Notify(n Notification) error {
-	opts := runtime.NotificationOptions{ID: n.ID, Title: n.Title, Body: n.Body, Data: map[string]any{"id": n.ID}}
+	opts := runtime.NotificationOptions{ID: n.ID, Title: n.Title, Body: escapeMarkup(n.Body), Data: map[string]any{"id": n.ID}}
 	if len(n.Actions) == 0 {
 		return runtime.SendNotification(w.ctx, opts)
 	}
-	opts.CategoryID = approvalCategory
+	id, err := w.category(n.Actions)
+	if err != nil {
+		return err
+	}
+	opts.CategoryID = id
 	return runtime.SendNotificationWithActions(w.ctx, opts)
 }
 
+// category registers (once) the notification category for these actions.
+func (w *wailsPlatform) category(actions [][2]string) (string, error) {
+	ids := make([]string, len(actions))
+	for i, a := range actions {
+		ids[i] = a[0]
+	}
+	id := "herald-" + strings.Join(ids, "-")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.categories[id] {
+		return id, nil
+	}
+	c := runtime.NotificationCategory{ID: id}
+	for _, a := range actions {
+		c.Actions = append(c.Actions, runtime.NotificationAction{ID: a[0], Title: a[1], Destructive: a[0] == "deny"})
+	}
+	if err := runtime.RegisterNotificationCategory(w.ctx, c); err != nil {
+		return "", err
+	}
+	w.categories[id] = true
+	return id, nil
+}
+
 func (w *wailsPlatform) Withdraw(id string) error { return runtime.RemoveNotification(w.ctx, id) }
+
+// wailsDefaultAction is what Wails reports for a click on the body and, on
+// Linux, for a dismissal.
+const wailsDefaultAction = "DEFAULT_ACTION"
 
 func (w *wailsPlatform) OnNotificationAction(fn func(id, action string)) {
 	runtime.OnNotificationResponse(w.ctx, func(r runtime.NotificationResult) {
 		if r.Error != nil {
 			return
 		}
-		fn(r.Response.ID, r.Response.ActionIdentifier)
+		action := r.Response.ActionIdentifier
+		if action == wailsDefaultAction || action == "" {
+			action = ActionDefault
+		}
+		fn(r.Response.ID, action)
 	})
 }

@@ -1,0 +1,128 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+)
+
+// What the desktop surfaces show of a request. The window gets Go-made
+// display text (approval.Display) and renders it as text, never HTML. The
+// notification and the tray show one line with secrets masked (masking
+// never hides code); when that line cannot show the whole command as it
+// is (cut, several lines, or holding control or invisible characters
+// shown as markers) they say so and offer no one-click approval: the user
+// opens the window, which shows it all.
+
+// Notification action ids (besides the choices "once" and "deny").
+const (
+	// ActionOpen is the notification's "Open…" button.
+	ActionOpen = "open"
+	// ActionDefault is a click on the notification's body. Wails on Linux
+	// reports a dismissal (the close button) the same way
+	// (internal/frontend/desktop/linux/notifications.go answers reason 2
+	// of NotificationClosed with DEFAULT_ACTION), so Herald cannot tell
+	// them apart and does nothing for it: dismissing must not raise the
+	// window. "Open…" raises it.
+	ActionDefault = "default"
+)
+
+// Byte limits of the one-line surfaces (UTF-8-safe, see approval.Truncate).
+const (
+	notifyCommandMax = 240
+	notifyTextMax    = 160
+	notifyTitleMax   = 64
+	trayLabelMax     = 48
+)
+
+// Notes shown instead of a one-click approval.
+const (
+	truncatedNote = "Command truncated: open Herald to see all of it."
+	markersNote   = "The command holds control, invisible or direction-changing characters (shown as ␛ and ⟦…⟧): open Herald to review it."
+	linesNote     = "The command has %d lines: open Herald to see them."
+)
+
+// oneLine is what a one-line surface shows of r's command within max
+// bytes, whether that is all of it exactly as it runs (so a one-click
+// approval may be offered), and if not, why.
+func oneLine(r approval.Request, max int) (text string, whole bool, note string) {
+	text, cut := approval.Truncate(approval.VisibleLine(approval.Redact(r.Command)), max)
+	lines := strings.Count(r.Command, "\n") + 1
+	switch {
+	case cut:
+		return text + "…", false, truncatedNote
+	case approval.HasMarkers(r.Command):
+		return text, false, markersNote
+	case lines > 1:
+		return text, false, fmt.Sprintf(linesNote, lines)
+	}
+	return text, true, ""
+}
+
+// oneClick reports whether a one-line surface showing max bytes may offer
+// "Approve once" for r without opening it.
+func oneClick(r approval.Request, max int) bool {
+	_, whole, _ := oneLine(r, max)
+	return whole && r.Offers(approval.ChoiceOnce)
+}
+
+// approvalNotification is the notification for a new request; its
+// countdown is the request's own ExpiresAt (the gateway's timeout).
+func approvalNotification(r approval.Request, now time.Time) Notification {
+	cmd, _, note := oneLine(r, notifyCommandMax)
+	gw, cut := approval.Truncate(approval.VisibleLine(r.Gateway), notifyTitleMax)
+	if cut {
+		gw += "…"
+	}
+	body := []string{cmd}
+	if note != "" {
+		body = append(body, note)
+	}
+	if r.Description != "" {
+		d, cut := approval.Truncate(approval.VisibleLine(approval.Redact(r.Description)), notifyTextMax)
+		if cut {
+			d += "…"
+		}
+		body = append(body, d)
+	}
+	if !r.ExpiresAt.IsZero() {
+		left := r.ExpiresAt.Sub(now).Round(time.Second)
+		body = append(body, fmt.Sprintf("Expires at %s (in %s).", r.ExpiresAt.Local().Format("15:04:05"), max(left, 0)))
+	}
+	actions := [][2]string{{ActionOpen, "Open…"}}
+	if oneClick(r, notifyCommandMax) {
+		actions = append(actions, [2]string{approval.ChoiceOnce, "Approve once"})
+	}
+	if r.Offers(approval.ChoiceDeny) {
+		actions = append(actions, [2]string{approval.ChoiceDeny, "Deny"})
+	}
+	return Notification{
+		ID:      r.Key,
+		Title:   fmt.Sprintf("Approve command on %s?", gw),
+		Body:    strings.Join(body, "\n"),
+		Actions: actions,
+	}
+}
+
+// runText is the text of a run notification.
+func runText(s string) string {
+	t, cut := approval.Truncate(approval.VisibleLine(approval.Redact(s)), notifyTextMax)
+	if cut {
+		t += "…"
+	}
+	return t
+}
+
+// trayApproval is a pending request in the tray menu.
+func trayApproval(r approval.Request) TrayApproval {
+	label, _, note := oneLine(r, trayLabelMax)
+	return TrayApproval{Key: r.Key, Label: approval.VisibleLine(r.Gateway) + ": " + label, Note: note, CanOnce: oneClick(r, trayLabelMax)}
+}
+
+// escapeMarkup makes s plain text in a freedesktop notification body,
+// which servers may read as markup: &, < and > become entities.
+func escapeMarkup(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
