@@ -44,6 +44,7 @@ type App struct {
 	d      Deps
 	svc    *service.Service
 	notify *notifier
+	notice *notices
 	batch  *Batcher
 	log    *slog.Logger
 
@@ -64,7 +65,7 @@ func New(d Deps) *App {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &App{d: d, notify: newNotifier(d.Clock, d.Logger), log: d.Logger}
+	a := &App{d: d, notify: newNotifier(d.Clock, d.Logger), notice: newNotices(d.Clock), log: d.Logger}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.batch = NewBatcher(d.Clock, 100*time.Millisecond, a.push)
 	a.svc = service.New(service.Config{
@@ -72,7 +73,7 @@ func New(d Deps) *App {
 		Store:      d.Store,
 		Logger:     d.Logger,
 		Timeout:    a.timeout,
-		OnEvent:    a.notify.event,
+		OnEvent:    a.onEvent,
 		OnApproval: a.notify.approval,
 		OnChange:   a.batch.Poke,
 	})
@@ -99,6 +100,7 @@ func (a *App) Start() error {
 	a.settings = st
 	a.mu.Unlock()
 	a.notify.setPaused(st.PauseNotifications)
+	a.notice.setPaused(st.PauseNotifications)
 	for _, g := range st.Gateways {
 		if err := a.connect(g); err != nil {
 			a.warn(fmt.Sprintf("gateway %s: %v", g.Name, err))
@@ -126,6 +128,7 @@ func (a *App) Attach(p Platform) {
 	a.platform = p
 	a.mu.Unlock()
 	a.notify.attach(p)
+	a.notice.attach(p)
 	p.OnNotificationAction(a.onNotificationAction)
 	a.batch.Poke()
 }
@@ -158,6 +161,7 @@ func (a *App) Close() {
 	a.batch.Stop()
 	a.cancel()
 	a.svc.Close()
+	a.notice.close()
 	a.mu.Lock()
 	t := a.tray
 	a.mu.Unlock()
@@ -347,6 +351,7 @@ func (a *App) History(limit int, gatewayName string) ([]HistoryEntry, error) {
 // SetPauseNotifications silences or resumes notifications.
 func (a *App) SetPauseNotifications(p bool) error {
 	a.notify.setPaused(p)
+	a.notice.setPaused(p)
 	err := a.updateSettings(func(s *Settings) { s.PauseNotifications = p })
 	a.batch.Poke()
 	return err

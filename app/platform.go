@@ -30,7 +30,19 @@ type Notification struct {
 	Body  string
 	// Actions are (id, label) pairs shown as buttons.
 	Actions [][2]string
+	// Urgency is the freedesktop urgency (the zero value is normal).
+	Urgency Urgency
 }
+
+// Urgency is a notification's urgency level.
+type Urgency int
+
+// Urgencies, as the freedesktop notification spec names them.
+const (
+	UrgencyNormal Urgency = iota
+	UrgencyLow
+	UrgencyCritical
+)
 
 // Tray is the system tray icon and menu.
 type Tray interface {
@@ -55,7 +67,7 @@ type TrayModel struct {
 	State              TrayState
 	Tooltip            string
 	Pending            []TrayApproval
-	Runs               []string
+	Runs               []TrayRun
 	NotificationsPause bool
 }
 
@@ -79,4 +91,6 @@ type TrayActions interface {
 	TrayTogglePause()
 	TrayShow()
 	TrayQuit()
+	// TrayStop stops a run (the "Active runs" submenu).
+	TrayStop(gateway, id string)
 }

@@ -128,11 +128,7 @@ func trayModel(s Snapshot) TrayModel {
 	}
 	for _, ss := range s.Sessions {
 		if ss.Running {
-			what := ss.Tool
-			if what == "" {
-				what = "running"
-			}
-			m.Runs = append(m.Runs, ss.Gateway+"/"+ss.ID+": "+what)
+			m.Runs = append(m.Runs, trayRun(ss))
 		}
 	}
 	return m

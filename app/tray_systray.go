@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"sync"
 
 	"fyne.io/systray"
@@ -76,8 +77,11 @@ func (t *systrayTray) Update(m TrayModel) {
 	}
 	if len(m.Runs) > 0 {
 		systray.AddSeparator()
+		runs := systray.AddMenuItem(fmt.Sprintf("Active runs (%d)", len(m.Runs)), "Runs in progress")
 		for _, r := range m.Runs {
-			systray.AddMenuItem(r, "Active run").Disable()
+			r := r
+			item := runs.AddSubMenuItem(r.Label, "Active run")
+			on(item.AddSubMenuItem("Stop", "Interrupt this run; the result shows once the gateway confirms"), func() { t.act.TrayStop(r.Gateway, r.ID) })
 		}
 	}
 	systray.AddSeparator()

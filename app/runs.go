@@ -1,0 +1,96 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/wire"
+	"github.com/herald-desktop/herald/service"
+)
+
+// TrayRun is one active run in the tray's "Active runs" submenu.
+type TrayRun struct {
+	Gateway string
+	ID      string
+	Label   string
+}
+
+// trayRunLabelMax bounds a run's label in the tray menu.
+const trayRunLabelMax = 60
+
+func trayRun(ss service.SessionView) TrayRun {
+	what := ss.Tool
+	if what == "" {
+		what = ss.Title
+	}
+	if what == "" {
+		what = "running"
+	}
+	label, cut := approval.Truncate(ss.Gateway+"/"+ss.ID+": "+what, trayRunLabelMax)
+	label = approval.VisibleLine(label)
+	if cut {
+		label += "…"
+	}
+	return TrayRun{Gateway: ss.Gateway, ID: ss.ID, Label: label}
+}
+
+// onEvent sees every gateway event after the service did.
+func (a *App) onEvent(ev wire.Event) {
+	a.notify.event(ev)
+	a.notice.event(ev)
+}
+
+// stopTimeout bounds a stop from any surface: the call and the wait for
+// the gateway's confirmation.
+const stopTimeout = service.ConfirmWait + 30*time.Second
+
+// StopRun interrupts a session's turn or stops an API-server run (the
+// window's Stop button). It returns once the gateway confirmed the end;
+// the error says what happened and what to do.
+func (a *App) StopRun(gateway, id string) (service.StopResult, error) {
+	ctx, cancel := context.WithTimeout(a.ctx, stopTimeout)
+	defer cancel()
+	return a.svc.StopRun(ctx, gateway, id)
+}
+
+// ActiveRuns lists the runs that can be stopped.
+func (a *App) ActiveRuns() []service.RunRef {
+	runs := a.svc.ActiveRuns()
+	if runs == nil {
+		runs = []service.RunRef{} // the window reads arrays: never null
+	}
+	return runs
+}
+
+// Ask starts a prompt on a followed session, or a new one when session is
+// empty (the window's quick prompt).
+func (a *App) Ask(gateway, session, text string) (service.AskResult, error) {
+	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	defer cancel()
+	return a.svc.Ask(ctx, service.AskRequest{Gateway: gateway, Session: session, Text: text})
+}
+
+// TrayStop stops a run from the tray. The tray has no place for the
+// outcome, so it is a notification: after the gateway confirmed, or with
+// what went wrong and what to do.
+func (a *App) TrayStop(gateway, id string) {
+	p := a.plat()
+	res, err := a.StopRun(gateway, id)
+	n := Notification{ID: "herald-stop:" + service.ShortKey(gateway+"/"+id)}
+	if err != nil {
+		a.warn(err.Error())
+		n.Title, n.Body, n.Urgency = "Could not stop the run", approval.Visible(err.Error()), UrgencyCritical
+	} else {
+		n.Title, n.Body = "Run stopped", approval.Visible(res.Message)
+		if res.Outcome == service.OutcomeNotRunning {
+			n.Title = "Nothing to stop"
+		}
+	}
+	if p != nil {
+		if err := p.Notify(n); err != nil {
+			a.log.Warn(fmt.Sprintf("showing the stop result failed: %v", err))
+		}
+	}
+}
