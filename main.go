@@ -36,6 +36,12 @@ var assets embed.FS
 //go:embed build/appicon.png
 var appIcon []byte
 
+// windowIcon is the icon at 256 px for the window on Linux: GTK 3 drops a
+// window icon that does not fit one X11 request (512 px and more).
+//
+//go:embed build/linux/icons/hicolor/256x256/apps/herald.png
+var windowIcon []byte
+
 // version and commit are set at build time:
 // -ldflags "-X main.version=1.2.3 -X main.commit=abcdef".
 var (
@@ -81,7 +87,7 @@ func runDesktop(f desktopFlags) error {
 		Width:  1100,
 		Height: 760,
 		Linux: &linux.Options{
-			Icon:        appIcon,
+			Icon:        windowIcon,
 			ProgramName: "herald", // WM_CLASS: the desktop entry's StartupWMClass
 			// Wails' default when Linux options are nil; software rendering
 			// also keeps the idle footprint small.
