@@ -90,14 +90,14 @@ refresh-caches:
 dist: tarball deb
 
 tarball: $(BIN)
-	rm -rf $(DIST)/tar && mkdir -p $(DIST)/tar
+	rm -rf $(DIST)/tar $(DIST)/herald-*.tar.gz && mkdir -p $(DIST)/tar
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DIST)/tar/herald-$(VERSION) PREFIX= BINDIR=/bin DATADIR=/share DESKTOP_EXEC=herald
 	cp README.md $(DIST)/tar/herald-$(VERSION)/
 	tar -C $(DIST)/tar --owner=0 --group=0 --sort=name -czf $(TARBALL) herald-$(VERSION)
 	@echo "dist: $(TARBALL) $$(stat -c %s $(TARBALL)) bytes"
 
 deb: $(BIN)
-	rm -rf $(DIST)/deb && mkdir -p $(DIST)/deb/DEBIAN
+	rm -rf $(DIST)/deb $(DIST)/herald_*.deb && mkdir -p $(DIST)/deb/DEBIAN
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DIST)/deb PREFIX=/usr DESKTOP_EXEC=herald
 	VERSION=$(VERSION) ARCH=$(DEB_ARCH) ./scripts/debian-control.sh $(DIST)/deb > $(DIST)/deb/DEBIAN/control
 	dpkg-deb --root-owner-group -Zxz --build $(DIST)/deb $(DEB) >/dev/null

@@ -46,6 +46,7 @@ var requiredTools = []struct{ bin, pkg string }{
 	{"gnome-keyring-daemon", "gnome-keyring"},
 	{"xdotool", "xdotool"},
 	{"import", "imagemagick"},
+	{"xprop", "x11-utils"},
 	{"go", "golang (Go 1.26)"},
 }
 
@@ -82,11 +83,18 @@ func TestDesktop(t *testing.T) {
 		t.Logf("keeping the temporary directory %s", base)
 	}
 
-	// The frontend and the desktop binary.
+	// The frontend and the desktop binary; with HERALD_E2E_DEB, the .deb
+	// installed and Herald started as the app menu would.
 	bin := buildBinary(t, base, art, sum)
+	launch := launcher{bin: bin, wmClass: "herald"}
+	if deb := os.Getenv("HERALD_E2E_DEB"); deb != "" {
+		launch = installDeb(t, deb, sum)
+		bin = launch.bin
+	}
 	if fi, err := os.Stat(bin); err == nil {
 		sum.add("binary", fmt.Sprintf("%s: %d bytes (%.1f MiB)", bin, fi.Size(), float64(fi.Size())/(1<<20)))
 	}
+	cliWithoutDisplay(t, bin)
 
 	e := &env{t: t, base: base, art: art}
 	var srv *hermestest.Server
@@ -145,9 +153,10 @@ func TestDesktop(t *testing.T) {
 
 	// Run the real binary.
 	t0 = time.Now()
-	herald := e.start("herald", bin, startOpts{
-		env: e.childEnv("HERALD_CONFIG_DIR="+cfgDir, "GSETTINGS_BACKEND=memory", "NO_AT_BRIDGE=1"),
-		dir: base,
+	herald := e.start("herald", launch.bin, startOpts{
+		args: launch.args,
+		env:  e.childEnv("HERALD_CONFIG_DIR="+cfgDir, "GSETTINGS_BACKEND=memory", "NO_AT_BRIDGE=1"),
+		dir:  base,
 	})
 	h := &harness{t: t, e: e, srv: srv, notes: notes, herald: herald, live: live,
 		sock: filepath.Join(base, "run", "herald", "control.sock")}
@@ -184,6 +193,7 @@ func TestDesktop(t *testing.T) {
 		}
 		sum.add("startup", fmt.Sprintf("tray registered, gateway connected and session attached %s after exec", since(t0)))
 		win = h.window()
+		h.windowIdentity(win, launch.wmClass)
 	})
 	if !ok {
 		t.Fatalf("Herald did not start up (see above); its log:\n%s", herald.tail(4000))
