@@ -110,10 +110,15 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 		in.rearmRequestLocked(old, ev, now)
 		return
 	}
-	if r.Key == "" {
+	if r.Key == "" || r.Dialect == DialectServerRequest {
+		// A request restored from the log that the gateway offers again:
+		// the event form keeps its key, a server request ends the old
+		// copy (its id came from the old connection).
 		if in.adoptRestoredLocked(r, now) {
 			return
 		}
+	}
+	if r.Key == "" {
 		r.Key = in.evKey(r.Gateway + "/ev/" + firstOf(r.StoredSession, r.Session))
 	}
 

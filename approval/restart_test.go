@@ -197,3 +197,26 @@ func TestRestoredRequestAdoptedWhenOfferedAgain(t *testing.T) {
 		t.Fatalf("pending after the gateway offered it again: %+v", p)
 	}
 }
+
+// TestRestoredServerRequestEndsWhenOfferedAgain: a server request comes
+// back after a restart under the new connection's id: the restored copy
+// ends (cancelled, pointing at it) and the new one waits.
+func TestRestoredServerRequestEndsWhenOfferedAgain(t *testing.T) {
+	t.Parallel()
+	r := newRestartRig(t)
+	in, _, stop := r.start()
+	in.Ingest(srq("g1", "s1", "7", "rm -rf ./build", t0))
+	old := in.Pending()[0].Key
+	stop()
+	in, _, stop = r.start()
+	defer stop()
+	in.Ingest(srq("g1", "s1", "7", "rm -rf ./build", t0.Add(time.Second)))
+	p := in.Pending()
+	if len(p) != 1 || p[0].Key == old || p[0].Uncertain {
+		t.Fatalf("pending %+v", p)
+	}
+	got, _ := in.Get(old)
+	if got.State != StateCancelled || got.Outcome.Reason != CancelRequestCancel {
+		t.Fatalf("restored copy %+v", got)
+	}
+}

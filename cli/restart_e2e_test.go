@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/herald-desktop/herald/backend/hermestest"
+)
+
+// TestApprovalSurvivesCtrlC: `herald watch` is stopped with Ctrl-C while
+// an approval waits. The next watch over the same history shows it again
+// at once ("may still be pending"); when the gateway offers it again
+// (Modern re-lists open requests on resume) the old entry ends and the
+// new one is answered. The audit log never shows two commands under one
+// key and no entry is left open.
+func TestApprovalSurvivesCtrlC(t *testing.T) {
+	t.Parallel()
+	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	t.Cleanup(srv.Close)
+	live, stored := srv.CreateSession()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "audit.db")
+	args := func(n string) []string {
+		return []string{"--gateway", "lab=" + srv.URL, "--token", srv.Token(), "--session", stored, "--control", filepath.Join(dir, "run"+n, "ctl.sock"), "--db", db}
+	}
+
+	w := startWatch(t, args("1")...)
+	w.waitLine(t, "connected", func(m map[string]any) bool {
+		return m["type"] == "status" && field(m, "status", "state") == "connected"
+	})
+	waitServer(t, srv, "session attached", func() bool {
+		for _, s := range srv.Sessions() {
+			if s.ID == live && s.Attached {
+				return true
+			}
+		}
+		return false
+	})
+	_, agent, err := srv.RequestApproval(live, hermestest.ApprovalSpec{Command: "rm -rf ./build"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := w.waitLine(t, "approval", func(m map[string]any) bool { return m["type"] == "approval" && m["change"] == "arrived" })
+	firstKey := field(first, "request", "key").(string)
+	if err := w.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.cmd.Wait(); err != nil {
+		t.Fatalf("watch after Ctrl-C: %v", err)
+	}
+
+	w2 := startWatch(t, args("2")...)
+	restored := w2.waitLine(t, "the open approval shown again", func(m map[string]any) bool {
+		return m["type"] == "approval" && m["change"] == "arrived" && field(m, "request", "key") == firstKey
+	})
+	if field(restored, "request", "uncertain") != true || !strings.Contains(field(restored, "request", "outcome", "detail").(string), "restarted") {
+		t.Fatalf("restored approval %v", restored)
+	}
+	again := w2.waitLine(t, "the gateway's copy", func(m map[string]any) bool {
+		return m["type"] == "approval" && m["change"] == "arrived" && field(m, "request", "key") != firstKey
+	})
+	if field(again, "request", "command") != "rm -rf ./build" {
+		t.Fatalf("offered again: %v", again)
+	}
+	out, e, code := run(t, "approve", "--control", filepath.Join(dir, "run2", "ctl.sock"), again["id"].(string), "deny")
+	if code != 0 {
+		t.Fatalf("approve: exit %d %q %q", code, out, e)
+	}
+	if c := <-agent; c != "deny" {
+		t.Fatalf("agent got %q", c)
+	}
+	w2.waitLine(t, "resolved", func(m map[string]any) bool {
+		return m["type"] == "approval" && m["id"] == again["id"] && field(m, "request", "state") == "resolved"
+	})
+	if err := w2.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	w2.cmd.Wait()
+
+	// The history: one command per key, every key in a final state.
+	out, e, code = run(t, "log", "--control", filepath.Join(dir, "none.sock"), "--db", db, "--json")
+	if code != 0 {
+		t.Fatalf("log: exit %d %q", code, e)
+	}
+	var entries []struct {
+		Key, Command, State, Kind string
+	}
+	if err := json.Unmarshal([]byte(out), &entries); err != nil {
+		t.Fatalf("log --json: %v\n%s", err, out)
+	}
+	last := map[string]string{}
+	cmds := map[string]string{}
+	for _, en := range entries {
+		last[en.Key] = en.State
+		if en.Kind == "arrived" {
+			if c, ok := cmds[en.Key]; ok && c != en.Command {
+				t.Errorf("key %s names %q and %q", en.Key, c, en.Command)
+			}
+			cmds[en.Key] = en.Command
+		}
+	}
+	if len(last) != 2 {
+		t.Fatalf("%d keys in the log, want 2: %v", len(last), last)
+	}
+	for k, st := range last {
+		if st == "pending" || st == "answering" {
+			t.Errorf("entry %s left %s", k, st)
+		}
+	}
+}
