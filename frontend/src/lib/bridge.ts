@@ -1,6 +1,6 @@
 // The window talks only to app/ through Wails' bindings (window.go.app.App)
 // and runtime events. This is the one place that knows those names.
-import type { AddGatewayRequest, GatewayFormView, HistoryEntry, ProbeResult, Snapshot, TestResult } from "./types";
+import type { AddGatewayRequest, AskResult, GatewayFormView, HistoryEntry, ProbeResult, RunRef, Snapshot, StopResult, TestResult } from "./types";
 
 type Bound = Record<string, (...args: unknown[]) => Promise<unknown>>;
 
@@ -29,6 +29,9 @@ export const api = {
   removeGateway: (name: string) => call<void>("RemoveGateway", name),
   setPause: (p: boolean) => call<void>("SetPauseNotifications", p),
   setAutostart: (on: boolean) => call<void>("SetAutostart", on),
+  stopRun: (gateway: string, id: string) => call<StopResult>("StopRun", gateway, id),
+  activeRuns: () => call<RunRef[]>("ActiveRuns"),
+  ask: (gateway: string, session: string, text: string) => call<AskResult>("Ask", gateway, session, text),
 };
 
 type Runtime = { EventsOn: (name: string, cb: (...data: unknown[]) => void) => () => void };

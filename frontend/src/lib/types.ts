@@ -114,3 +114,34 @@ export interface TestResult {
   stage: string; // http | websocket | handshake (ws); address | http | key (api)
   message: string;
 }
+
+/** service.StopResult: what the gateway confirmed about a stop. */
+export interface StopResult {
+  gateway: string;
+  id: string;
+  transport: string;
+  outcome: string; // interrupted | cancelled | completed | failed | not-running
+  message: string;
+}
+
+/** service.AskResult: the gateway's answer to a quick prompt. */
+export interface AskResult {
+  gateway: string;
+  transport: string;
+  session: string;
+  stored_session?: string;
+  new_session?: boolean;
+  status: string;
+  note?: string;
+}
+
+/** service.RunRef: a run that can be stopped. */
+export interface RunRef {
+  gateway: string;
+  id: string;
+  stored_id?: string;
+  transport: string;
+  title?: string;
+  tool?: string;
+  status?: string;
+}

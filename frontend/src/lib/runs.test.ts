@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { askResultText, askTargets, maxPromptBytes, promptProblem, stopResultText } from "./runs";
+import type { GatewayView, SessionView } from "./types";
+
+const gw = (name: string, state = "connected", kind = "ws"): GatewayView => ({ name, url: "", kind, state, may_have_missed_events: false });
+const sess = (gateway: string, id: string, extra: Partial<SessionView> = {}): SessionView => ({ gateway, id, running: false, ...extra });
+
+describe("promptProblem", () => {
+  it.each([
+    ["", "Type what"],
+    ["   \n ", "Type what"],
+    ["do it", ""],
+    ["x".repeat(maxPromptBytes), ""],
+    ["x".repeat(maxPromptBytes + 1), "at most"],
+    ["é".repeat(maxPromptBytes / 2 + 1), "at most"], // bytes, not characters
+  ])("%#", (text, want) => {
+    const got = promptProblem(text);
+    if (want === "") expect(got).toBe("");
+    else expect(got).toContain(want);
+  });
+});
+
+describe("askTargets", () => {
+  it("lists followed sessions on connected gateways, then new sessions", () => {
+    const t = askTargets(
+      [gw("lab"), gw("down", "reconnecting"), gw("api", "connected", "api")],
+      [sess("lab", "a1", { title: "fix tests", running: true }), sess("lab", "b2", { stored_id: "2026_x" }), sess("down", "c3"), sess("api", "run_1")],
+    );
+    expect(t.map((x) => x.label)).toEqual(["lab: fix tests (running)", "lab: 2026_x", "lab: new session", "api: new run"]);
+    expect(t[0]).toMatchObject({ gateway: "lab", session: "a1" });
+    expect(t[2]).toMatchObject({ gateway: "lab", session: "" });
+    expect(new Set(t.map((x) => x.value)).size).toBe(t.length);
+  });
+  it("is empty when nothing is connected", () => {
+    expect(askTargets([gw("lab", "auth_failed")], [sess("lab", "a")])).toEqual([]);
+  });
+});
+
+describe("result texts", () => {
+  it("says the gateway confirmed", () => {
+    expect(askResultText({ gateway: "lab", transport: "ws", session: "a1", status: "streaming", new_session: true })).toBe(
+      "lab: new session a1: streaming (confirmed by the gateway)",
+    );
+    expect(askResultText({ gateway: "lab", transport: "ws", session: "a1", status: "queued" })).toContain("queued after the running turn");
+    expect(stopResultText({ gateway: "lab", id: "a1", transport: "ws", outcome: "interrupted", message: "lab/a1: turn interrupted (confirmed by the gateway)" })).toBe(
+      "lab/a1: turn interrupted (confirmed by the gateway)",
+    );
+    expect(stopResultText({ gateway: "lab", id: "a1", transport: "ws", outcome: "interrupted", message: "" })).toBe("lab/a1: interrupted");
+  });
+});

@@ -1,0 +1,56 @@
+// Run control and the quick prompt: pure helpers, unit-tested in
+// runs.test.ts. The components (StopButton, QuickPrompt) only wire them up.
+import type { AskResult, GatewayView, SessionView, StopResult } from "./types";
+
+/** Herald sends at most this many bytes of prompt (service.MaxPromptBytes). */
+export const maxPromptBytes = 32 << 10;
+
+/** Why a prompt cannot be sent, or "" when it can. */
+export function promptProblem(text: string): string {
+  const t = text.trim();
+  if (t === "") return "Type what the agent should do.";
+  const bytes = new TextEncoder().encode(t).length;
+  if (bytes > maxPromptBytes) return `The prompt is ${bytes} bytes; Herald sends at most ${maxPromptBytes}.`;
+  return "";
+}
+
+/** One place a quick prompt can go: a followed session, or a new session. */
+export interface AskTarget {
+  value: string; // "gateway\u0000session" ("" session: a new one)
+  label: string;
+  gateway: string;
+  session: string;
+}
+
+/**
+ * Where a quick prompt can go: every session Herald follows on a connected
+ * gateway (WebSocket sessions; API-server runs cannot take a second
+ * prompt), then "new session" on each connected gateway or API server.
+ */
+export function askTargets(gateways: GatewayView[], sessions: SessionView[]): AskTarget[] {
+  const up = gateways.filter((g) => g.state === "connected");
+  const out: AskTarget[] = [];
+  for (const g of up) {
+    if (g.kind === "api") continue;
+    for (const s of sessions.filter((s) => s.gateway === g.name)) {
+      const name = s.title || s.stored_id || s.id;
+      out.push({ value: `${g.name}\u0000${s.id}`, label: `${g.name}: ${name}${s.running ? " (running)" : ""}`, gateway: g.name, session: s.id });
+    }
+  }
+  for (const g of up) {
+    out.push({ value: `${g.name}\u0000`, label: `${g.name}: new ${g.kind === "api" ? "run" : "session"}`, gateway: g.name, session: "" });
+  }
+  return out;
+}
+
+/** What the window says once the gateway accepted a prompt. */
+export function askResultText(r: AskResult): string {
+  const where = r.new_session ? `new ${r.transport === "api" ? "run" : "session"} ${r.session}` : `session ${r.session}`;
+  const what = r.status === "queued" ? "queued after the running turn" : r.status;
+  return `${r.gateway}: ${where}: ${what} (confirmed by the gateway)`;
+}
+
+/** What the window says after a stop the gateway confirmed. */
+export function stopResultText(r: StopResult): string {
+  return r.message || `${r.gateway}/${r.id}: ${r.outcome}`;
+}
