@@ -11,6 +11,20 @@ export interface Outcome {
   error?: string;
 }
 
+/** What to show of a request, made safe in Go (approval.Visible): every
+ *  control, escape, invisible or direction-changing character is a visible
+ *  marker. The window shows these fields, always as text. */
+export interface Display {
+  command: string;
+  masked: string;
+  first_line: string;
+  description?: string;
+  gateway: string;
+  session: string;
+  markers?: boolean;
+  lines: number;
+}
+
 export interface Approval {
   key: string;
   gateway: string;
@@ -18,6 +32,7 @@ export interface Approval {
   stored_session?: string;
   command: string;
   display_command: string;
+  display: Display;
   description?: string;
   choices: string[];
   received_at: string;
@@ -70,6 +85,10 @@ export interface HistoryEntry {
   gateway: string;
   session: string;
   command: string;
+  masked_command?: string;
+  display_command?: string;
+  display_error?: string;
+  display_gateway?: string;
   state: string;
   choice?: string;
   surface?: string;

@@ -1,0 +1,69 @@
+// The sheet rendered on the server side (svelte/server): what the window
+// shows of a hostile request is the Go-made display text, as text.
+import { describe, expect, it } from "vitest";
+import { render } from "svelte/server";
+import ApprovalSheet from "./ApprovalSheet.svelte";
+import type { Approval } from "../lib/types";
+
+const raw = 'rm -rf ~/important\u001b[2K\recho hello <img src=x onerror="alert(1)"> \u202e';
+const hostile: Approval = {
+  key: "lab/srq/1",
+  gateway: "lab",
+  session: "s\u001b[2K",
+  command: raw,
+  // as app.approvalView makes it (approval.Visible)
+  display_command: 'rm -rf ~/important␛[2K⟦CR⟧echo hello <img src=x onerror="alert(1)"> ⟦U+202E⟧',
+  display: {
+    command: 'rm -rf ~/important␛[2K⟦CR⟧echo hello <img src=x onerror="alert(1)"> ⟦U+202E⟧',
+    masked: "",
+    first_line: "",
+    description: "<b>why</b>",
+    gateway: "lab",
+    session: "s␛[2K",
+    markers: true,
+    lines: 1,
+  },
+  description: "<b>why</b>",
+  choices: ["once", "deny"],
+  received_at: "2026-12-03T10:00:00Z",
+  expires_at: "2026-12-03T10:05:00Z",
+  dialect: "server-request",
+  state: "pending",
+  outcome: { at: "2026-12-03T10:00:00Z" },
+};
+
+describe("ApprovalSheet", () => {
+  const { body } = render(ApprovalSheet, { props: { approval: hostile, now: Date.parse("2026-12-03T10:00:00Z") } });
+
+  it("shows the display text, never the raw command", () => {
+    expect(body).toContain("rm -rf ~/important␛[2K⟦CR⟧echo hello");
+    expect(body).toContain("⟦U+202E⟧");
+    expect(body).toContain("s␛[2K");
+    expect(body).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/);
+  });
+
+  it("renders it as text, never HTML", () => {
+    expect(body).not.toContain("<img");
+    expect(body).toContain("&lt;img src=x");
+    expect(body).not.toContain("<b>why</b>");
+  });
+
+  it("warns about markers", () => {
+    expect(body).toContain('data-testid="markers"');
+  });
+});
+
+// Every component's source, as text (Vite's import.meta.glob).
+const sources = (import.meta as unknown as { glob: (p: string[], o: object) => Record<string, string> }).glob(["../**/*.svelte", "../*.svelte"], {
+  query: "?raw",
+  import: "default",
+  eager: true,
+});
+
+describe("the window", () => {
+  it("never renders gateway text as HTML ({@html} is not used)", () => {
+    const files = Object.keys(sources);
+    expect(files.length).toBeGreaterThan(3);
+    for (const f of files) expect(sources[f], f).not.toContain("{@html");
+  });
+});
