@@ -25,6 +25,7 @@ func (in *Inbox) Ingest(ev wire.Event) {
 	switch {
 	case ev.Kind == wire.ApprovalRequest, ev.Kind == wire.ApprovalServerRequest, ev.Kind == wire.RequestCancel, ev.Kind == wire.Resync, ev.Kind == wire.ToolComplete, ev.Kind == wire.MessageComplete:
 	case ev.IsPrompt(), ev.IsPromptExpire():
+	case runEnds[ev.Kind]:
 	default:
 		return
 	}
@@ -46,6 +47,8 @@ func (in *Inbox) Ingest(ev wire.Event) {
 			in.resyncLocked(ev, now)
 		case wire.ToolComplete:
 			in.toolCompleteLocked(ev, now)
+		case "run.completed", "run.failed", "run.cancelled", "run.interrupted":
+			in.runEndLocked(ev, now)
 		case wire.MessageComplete:
 			if cp, ok := ev.Data.(*wire.CompletePayload); ok && cp.Status == "interrupted" {
 				for _, it := range in.sessionLocked(ev, func(it *item) bool { return it.State.Live() }) {

@@ -1,0 +1,46 @@
+package approval
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// Terminal run events of Hermes' API server (see backend/apiserver). Its
+// tool.completed carries no "BLOCKED: ..." text, so a run's end is what
+// settles an approval Herald did not answer.
+var runEnds = map[string]bool{"run.completed": true, "run.failed": true, "run.cancelled": true, "run.interrupted": true}
+
+// runEndLocked ends the run's requests still waiting when the run ends:
+// the run went on without Herald's answer. A guard message in the output
+// ("BLOCKED: Command timed out ...") says how; otherwise a cancelled run
+// interrupted them and a finished one settled them elsewhere.
+func (in *Inbox) runEndLocked(ev wire.Event, now time.Time) {
+	live := in.sessionLocked(ev, func(it *item) bool { return it.State.Live() })
+	if len(live) == 0 {
+		return
+	}
+	var out struct {
+		Output string `json:"output"`
+		Error  string `json:"error"`
+	}
+	_ = json.Unmarshal(ev.Payload, &out)
+	status := strings.TrimPrefix(ev.Kind, "run.")
+	e := ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: "the run went on and " + status + " without Herald's answer: it was settled elsewhere"}}
+	switch {
+	case status == "cancelled" || status == "interrupted":
+		e.out = Outcome{Reason: CancelInterrupted, Detail: "the run was " + status + " while this request waited"}
+	case status == "failed":
+		e.out = Outcome{Reason: CancelInterrupted, Detail: "the run failed while this request waited"}
+	}
+	if i := strings.Index(out.Output, "BLOCKED: "); i >= 0 {
+		if b, _ := blockedEnding(out.Output[i:]); b != nil {
+			e = *b
+		}
+	}
+	for _, it := range live {
+		in.endLocked(it, e, now)
+	}
+}
