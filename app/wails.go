@@ -15,6 +15,8 @@ type wailsPlatform struct {
 
 	mu         sync.Mutex
 	categories map[string]bool // notification categories registered, by id
+
+	urgent urgentSender // notifications with an urgency Wails cannot set
 }
 
 // newWailsPlatform also sets up notifications; an error says why they are
@@ -42,6 +44,9 @@ func (w *wailsPlatform) Quit() { runtime.Quit(w.ctx) }
 // freedesktop spec's body-markup); Wails shows a category's buttons, so
 // each set of actions gets its own category.
 func (w *wailsPlatform) Notify(n Notification) error {
+	if len(n.Actions) == 0 && n.Urgency != UrgencyNormal && w.urgent.send(n) {
+		return nil
+	}
 	opts := runtime.NotificationOptions{ID: n.ID, Title: n.Title, Body: escapeMarkup(n.Body), Data: map[string]any{"id": n.ID}}
 	if len(n.Actions) == 0 {
 		return runtime.SendNotification(w.ctx, opts)
@@ -77,7 +82,12 @@ func (w *wailsPlatform) category(actions [][2]string) (string, error) {
 	return id, nil
 }
 
-func (w *wailsPlatform) Withdraw(id string) error { return runtime.RemoveNotification(w.ctx, id) }
+func (w *wailsPlatform) Withdraw(id string) error {
+	if w.urgent.withdraw(id) {
+		return nil
+	}
+	return runtime.RemoveNotification(w.ctx, id)
+}
 
 // wailsDefaultAction is what Wails reports for a click on the body and, on
 // Linux, for a dismissal.
