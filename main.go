@@ -82,10 +82,11 @@ func runDesktop(f desktopFlags) error {
 	}
 	a := app.New(deps)
 	started := false
+	winW, winH := app.InitialWindowSize(st)
 	err = wails.Run(&options.App{
 		Title:  "Herald",
-		Width:  1100,
-		Height: 760,
+		Width:  winW,
+		Height: winH,
 		Linux: &linux.Options{
 			Icon:        windowIcon,
 			ProgramName: "herald", // WM_CLASS: the desktop entry's StartupWMClass
@@ -97,8 +98,8 @@ func runDesktop(f desktopFlags) error {
 			About: &mac.AboutInfo{Title: "Herald " + version, Message: "A live companion for Hermes Agent", Icon: appIcon},
 		},
 		Windows:           &windows.Options{Theme: windows.SystemDefault},
-		MinWidth:          720,
-		MinHeight:         480,
+		MinWidth:          app.MinWindowWidth,
+		MinHeight:         app.MinWindowHeight,
 		StartHidden:       *hidden,
 		HideWindowOnClose: st.CloseToTray,
 		AssetServer:       &assetserver.Options{Assets: assets},
@@ -114,8 +115,9 @@ func runDesktop(f desktopFlags) error {
 			}
 			a.Startup(ctx)
 		},
-		OnShutdown: a.Shutdown,
-		Bind:       []any{a},
+		OnBeforeClose: a.BeforeClose, // remembers the window's place
+		OnShutdown:    a.Shutdown,
+		Bind:          []any{a},
 	})
 	if err != nil {
 		return fmt.Errorf("could not start the window: %w", err)

@@ -137,6 +137,7 @@ func (a *App) Attach(p Platform) {
 func (a *App) Startup(ctx context.Context) {
 	p, err := newWailsPlatform(ctx)
 	a.Attach(p)
+	a.restoreWindow()
 	if err != nil {
 		a.warn(err.Error()) // logged and shown in the window
 	}

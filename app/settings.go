@@ -37,6 +37,8 @@ type Settings struct {
 	// ApprovalTimeoutSeconds is the gateways' approval timeout when they
 	// do not say (Hermes' default: 300).
 	ApprovalTimeoutSeconds int `json:"approval_timeout_seconds"`
+	// Window is where the window was last (nil: centred, default size).
+	Window *WindowGeometry `json:"window,omitempty"`
 }
 
 // DefaultSettings is what a first run starts with.

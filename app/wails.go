@@ -105,3 +105,33 @@ func (w *wailsPlatform) OnNotificationAction(fn func(id, action string)) {
 		fn(r.Response.ID, action)
 	})
 }
+
+func (w *wailsPlatform) WindowGeometry() (WindowGeometry, bool) {
+	if runtime.WindowIsMinimised(w.ctx) || runtime.WindowIsFullscreen(w.ctx) {
+		return WindowGeometry{}, false
+	}
+	x, y := runtime.WindowGetPosition(w.ctx)
+	width, height := runtime.WindowGetSize(w.ctx)
+	return WindowGeometry{X: x, Y: y, Width: width, Height: height, Maximised: runtime.WindowIsMaximised(w.ctx)}, true
+}
+
+func (w *wailsPlatform) ScreenSize() (width, height int) {
+	screens, err := runtime.ScreenGetAll(w.ctx)
+	if err != nil {
+		return 0, 0
+	}
+	for _, s := range screens {
+		width += s.Size.Width
+		height = max(height, s.Size.Height)
+	}
+	return width, height
+}
+
+func (w *wailsPlatform) PlaceWindow(g WindowGeometry) {
+	runtime.WindowSetPosition(w.ctx, g.X, g.Y)
+	if g.Maximised {
+		runtime.WindowMaximise(w.ctx)
+	}
+}
+
+func (w *wailsPlatform) HideWindow() { runtime.WindowHide(w.ctx) }
