@@ -65,17 +65,20 @@ func oneLine(r approval.Request, max int) (text string, whole bool, note string)
 // "Approve once" for r without opening it.
 func oneClick(r approval.Request, max int) bool {
 	_, whole, _ := oneLine(r, max)
-	return whole && r.Offers(approval.ChoiceOnce)
+	return whole && !r.Kind.IsPrompt() && r.Offers(approval.ChoiceOnce)
 }
 
 // approvalNotification is the notification for a new request; its
 // countdown is the request's own ExpiresAt (the gateway's timeout).
 func approvalNotification(r approval.Request, now time.Time) Notification {
-	cmd, _, note := oneLine(r, notifyCommandMax)
 	gw, cut := approval.Truncate(approval.VisibleLine(r.Gateway), notifyTitleMax)
 	if cut {
 		gw += "…"
 	}
+	if r.Kind.IsPrompt() {
+		return promptNotification(r, gw, now)
+	}
+	cmd, _, note := oneLine(r, notifyCommandMax)
 	body := []string{cmd}
 	if note != "" {
 		body = append(body, note)
@@ -104,6 +107,24 @@ func approvalNotification(r approval.Request, now time.Time) Notification {
 		Body:    strings.Join(body, "\n"),
 		Actions: actions,
 	}
+}
+
+// promptNotification is the notification for a clarify, sudo or secret
+// prompt: what is asked, and only "Open…" (prompts are answered in the
+// window or a terminal, never with one click).
+func promptNotification(r approval.Request, gw string, now time.Time) Notification {
+	title, text := "Question from "+gw, r.Question
+	switch r.Kind {
+	case approval.KindSudo:
+		title, text = "Sudo password wanted on "+gw, r.Command
+	case approval.KindSecret:
+		title, text = "Secret wanted on "+gw, r.Prompt
+	}
+	body := []string{runText(text)}
+	if !r.ExpiresAt.IsZero() {
+		body = append(body, fmt.Sprintf("Expires at %s (in %s).", r.ExpiresAt.Local().Format("15:04:05"), max(r.ExpiresAt.Sub(now).Round(time.Second), 0)))
+	}
+	return Notification{ID: r.Key, Title: title, Body: strings.Join(body, "\n"), Actions: [][2]string{{ActionOpen, "Open…"}}}
 }
 
 // runText is the text of a run notification.

@@ -153,6 +153,14 @@ func TestNotificationText(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a prompt never offers one click", func(t *testing.T) {
+		r := pendingRequest("k", "")
+		r.Kind, r.Question, r.Choices = approval.KindClarify, "Pick\x1b[2K one", []string{"once", "deny"}
+		n := approvalNotification(r, t0)
+		if hasAction(n, approval.ChoiceOnce) || !hasAction(n, ActionOpen) || !strings.Contains(n.Body, "Pick␛[2K one") || oneClick(r, trayLabelMax) {
+			t.Fatalf("%+v", n)
+		}
+	})
 	t.Run("markup escaped", func(t *testing.T) {
 		if got := escapeMarkup(`a<b>&c <a href="x">`); got != `a&lt;b&gt;&amp;c &lt;a href="x"&gt;` {
 			t.Fatalf("%q", got)
