@@ -62,6 +62,12 @@ func OpenStore(path string, opt StoreOptions) (*BoltStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the approval history %s (move the file aside to start a new one): %w", path, err)
 	}
+	// The history keeps commands as sent (evidence), which may hold
+	// secrets: it is private to the user even if it was created otherwise.
+	if err := os.Chmod(path, 0o600); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("cannot make the approval history %s private to you (chmod 600 it, or move it aside): %w", path, err)
+	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		_, err := tx.CreateBucketIfNotExists(entriesBucket)
 		return err

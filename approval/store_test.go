@@ -2,6 +2,7 @@ package approval
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -188,5 +189,26 @@ func TestOpenStoreErrorSaysWhatToDo(t *testing.T) {
 	_, err := OpenStore(dir, StoreOptions{}) // a folder, not a file
 	if err == nil || !strings.Contains(err.Error(), "move the file aside") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// The history keeps commands as sent, so it is private to the user even
+// when the file was created readable by others.
+func TestBoltStoreIsPrivate(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "approvals.db")
+	s := openBolt(t, path, StoreOptions{Clock: clock.NewFake(t0)})
+	s.Close()
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = openBolt(t, path, StoreOptions{Clock: clock.NewFake(t0)})
+	defer s.Close()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Fatalf("history file mode %v, want 0600", info.Mode().Perm())
 	}
 }
