@@ -18,6 +18,9 @@ type fconn struct {
 	sent           int
 	dead           bool
 	serverRequests bool // the client declared server_requests support
+	// peer is set for an in-process client (Server.NewPeer): frames go to
+	// it instead of a WebSocket.
+	peer *Peer
 }
 
 type rpcFrame struct {
@@ -75,6 +78,10 @@ func (c *fconn) sendLocked(frame any) {
 }
 
 func (c *fconn) write(b []byte) {
+	if c.peer != nil {
+		c.peer.receive(b)
+		return
+	}
 	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
 		c.cut()
@@ -87,7 +94,9 @@ func (c *fconn) cut() {
 		return
 	}
 	c.dead = true
-	c.ws.NetConn().Close()
+	if c.ws != nil {
+		c.ws.NetConn().Close()
+	}
 	c.detachLocked()
 }
 
@@ -96,10 +105,12 @@ func (c *fconn) closeWith(code int, reason string) {
 	if c.dead {
 		return
 	}
-	msg := websocket.FormatCloseMessage(code, reason)
-	c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
 	c.dead = true
-	c.ws.Close()
+	if c.ws != nil {
+		msg := websocket.FormatCloseMessage(code, reason)
+		c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+		c.ws.Close()
+	}
 	c.detachLocked()
 }
 

@@ -3,6 +3,7 @@ package hermestest
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ func onlyKeys(p map[string]any, allowed ...string) *rpcErr {
 func (s *Server) info(fs *fsession) map[string]any {
 	return map[string]any{
 		"model": "hermes-stub", "provider": "stub", "approval_mode": "manual", "yolo": false,
-		"running": fs.running, "title": "", "cwd": "/srv/workspace", "version": s.version(),
+		"running": fs.running, "title": fs.title, "cwd": "/srv/workspace", "version": s.version(),
 		"tools": map[string]any{"terminal": []string{"terminal"}}, "desktop_contract": 3,
 	}
 }
@@ -71,11 +72,18 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 			s.stored[stored] = nfs
 			fs = nfs
 		}
+		// Single consumer: the session's live events now go to this
+		// connection only; the previous consumer is not told.
 		fs.transport = c
 		s.notifyLocked()
 		res := map[string]any{
 			"session_id": fs.live, "resumed": stored, "message_count": len(fs.history),
 			"messages": fs.history, "info": s.info(fs), "running": fs.running,
+			"session_key": fs.stored, "status": s.liveStatusLocked(fs),
+			"started_at": float64(fs.created.UnixNano()) / 1e9,
+		}
+		if fs.running {
+			res["inflight"] = map[string]any{"assistant": fs.inflight, "streaming": true, "user": fs.userText}
 		}
 		if modern {
 			res["open_requests"] = s.openRequestsLocked(fs)
@@ -144,6 +152,7 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		}
 		fs.transport = c // a submit re-binds the session's transport
 		fs.hasRow = true
+		s.notifyLocked()
 		if fs.running {
 			return map[string]any{"status": "queued"}, nil
 		}
@@ -213,13 +222,16 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		return map[string]any{"output": "Hermes TUI Status\n\nSession ID: " + fs.stored + "\nAgent Running: " + running}, nil
 
 	case "session.active_list":
-		list := []any{}
+		// Every live session of this process, in creation order. Nothing
+		// in a row says which client (if any) receives its events.
+		all := make([]*fsession, 0, len(s.sessions))
 		for _, fs := range s.sessions {
-			status := "idle"
-			if fs.running {
-				status = "running"
-			}
-			list = append(list, map[string]any{"id": fs.live, "session_key": fs.stored, "status": status, "message_count": len(fs.history), "title": ""})
+			all = append(all, fs)
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].n < all[j].n })
+		list := []any{}
+		for _, fs := range all {
+			list = append(list, s.activeItemLocked(fs, str("current_session_id")))
 		}
 		return map[string]any{"sessions": list}, nil
 	}
@@ -232,24 +244,27 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 // startTurnLocked starts a turn of the scripted agent.
 func (s *Server) startTurnLocked(fs *fsession, text string) {
 	fs.running, fs.hasRow = true, true
+	fs.userText = text
 	fs.stop = make(chan struct{})
 	fs.intr = make(chan struct{})
+	fs.release = make(chan struct{})
 	s.emitLocked(fs, "message.start", nil)
-	go s.runAgent(fs, text, fs.stop, fs.intr)
+	go s.runAgent(fs, text, fs.stop, fs.intr, fs.release)
 }
 
 // runAgent is the scripted stub agent. Prompts:
 //
 //	approve-me: CMD   ask approval for CMD, then "run" it or report it blocked
 //	burst N           stream N message.delta events
-//	hold              stream one delta, then wait until interrupted
+//	hold              stream one delta ("holding "), then wait until
+//	                  interrupted or Server.Release
 //	clarify: Q        ask Q (choices yes/no) and report the answer
 //	sudo: CMD         ask for a sudo password; secret: ENV asks for a value
 //	anything else     answer "stub answer: TEXT"
 //
 // stop kills the agent silently (restart, close); intr is session.interrupt:
 // the turn ends with message.complete status "interrupted", as in Hermes.
-func (s *Server) runAgent(fs *fsession, text string, stop, intr chan struct{}) {
+func (s *Server) runAgent(fs *fsession, text string, stop, intr, release chan struct{}) {
 	steps := 0
 	killed := func() bool {
 		select {
@@ -348,6 +363,8 @@ func (s *Server) runAgent(fs *fsession, text string, stop, intr chan struct{}) {
 			select {
 			case <-stop:
 			case <-intr:
+			case <-release:
+				return "held turn done"
 			}
 			return ""
 		}
@@ -371,7 +388,7 @@ func (s *Server) runAgent(fs *fsession, text string, stop, intr chan struct{}) {
 	fs.history = append(fs.history, map[string]string{"role": "user", "text": text}, map[string]string{"role": "assistant", "text": reply})
 	s.emitLocked(fs, "message.complete", map[string]any{"text": reply, "status": status})
 	fs.running = false
-	fs.stop, fs.intr = nil, nil
+	fs.stop, fs.intr, fs.release = nil, nil, nil
 	s.emitLocked(fs, "session.info", s.info(fs))
 	s.notifyLocked()
 }

@@ -104,6 +104,7 @@ type Server struct {
 	dials         int
 	nextSRQ       int
 	nextTool      int
+	nextSession   int
 	cookies       map[string]bool
 	tickets       map[string]time.Time
 	faults        Faults
@@ -241,11 +242,17 @@ func (s *Server) Dials() int {
 	return s.dials
 }
 
-// Conns counts open WebSocket connections.
+// Conns counts open WebSocket connections (not peers).
 func (s *Server) Conns() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.conns)
+	n := 0
+	for c := range s.conns {
+		if c.peer == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // Methods returns every JSON-RPC method clients called, in order.
@@ -281,6 +288,9 @@ func (s *Server) CutAfter(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
+		if c.peer != nil {
+			continue
+		}
 		c.faults.DropAfterFrames = c.sent + n
 		if n == 0 {
 			c.faults.DropAfterFrames = c.sent
@@ -291,21 +301,27 @@ func (s *Server) CutAfter(n int) {
 	}
 }
 
-// Kick cuts every connection abruptly (TCP close, no close frame).
+// Kick cuts every WebSocket connection abruptly (TCP close, no close
+// frame). Peers (NewPeer) stay connected.
 func (s *Server) Kick() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
-		c.cut()
+		if c.peer == nil {
+			c.cut()
+		}
 	}
 }
 
-// CloseAll closes every connection with a WebSocket close code.
+// CloseAll closes every WebSocket connection with a close code. Peers
+// stay connected.
 func (s *Server) CloseAll(code int, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
-		c.closeWith(code, reason)
+		if c.peer == nil {
+			c.closeWith(code, reason)
+		}
 	}
 }
 

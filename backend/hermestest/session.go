@@ -30,6 +30,12 @@ type fsession struct {
 	closeOnDisconnect bool
 	stop              chan struct{}
 	intr              chan struct{} // closed by session.interrupt
+	// What session.active_list shows.
+	n                   int // creation order
+	title               string
+	created, lastActive time.Time
+	userText, inflight  string        // the running turn's prompt and streamed text
+	release             chan struct{} // ends a "hold" turn
 }
 
 func (fs *fsession) stopAgent() {
@@ -139,8 +145,10 @@ func (s *Server) CreateSession() (live, stored string) {
 	return fs.live, fs.stored
 }
 
-// Prompt starts a turn in a session as another client would, without
-// moving the session's transport.
+// Prompt starts a turn in a session the way the gateway itself does (a
+// queued or scheduled turn): the session's transport does not move. To
+// drive a session as another client would, use a Peer: its prompt.submit
+// moves the session's live events to it.
 func (s *Server) Prompt(sessionID, text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -155,11 +163,83 @@ func (s *Server) Prompt(sessionID, text string) error {
 	return nil
 }
 
+// Release ends a "hold" turn (see runAgent).
+func (s *Server) Release(sessionID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.sessions[sessionID]
+	if fs == nil || fs.release == nil {
+		return fmt.Errorf("hermestest: session %q holds no turn", sessionID)
+	}
+	close(fs.release)
+	fs.release = nil
+	return nil
+}
+
+// SetTitle sets a session's title (as session.title would).
+func (s *Server) SetTitle(sessionID, title string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.sessions[sessionID]
+	if fs == nil {
+		return fmt.Errorf("hermestest: no session %q", sessionID)
+	}
+	fs.title = title
+	s.notifyLocked()
+	return nil
+}
+
+// liveStatusLocked is a session's status as session.active_list and
+// session.resume report it. 0.18.2 says "working" while an approval waits
+// (captured: 13_approval_emitted_while_disconnected); newer gateways count
+// a pending approval as "waiting".
+func (s *Server) liveStatusLocked(fs *fsession) string {
+	switch {
+	case len(fs.pending) > 0 && s.opts.Dialect == Modern:
+		return "waiting"
+	case fs.running:
+		return "working"
+	}
+	return "idle"
+}
+
+// previewLocked mirrors Hermes: the running turn's streamed text, else the
+// last message, whitespace collapsed, at most 160 characters.
+func (s *Server) previewLocked(fs *fsession) string {
+	text := ""
+	if fs.running {
+		text = fs.inflight
+		if text == "" {
+			text = fs.userText
+		}
+	} else if n := len(fs.history); n > 0 {
+		text = fs.history[n-1]["text"]
+	}
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > 160 {
+		text = string(r[:160])
+	}
+	return text
+}
+
+// activeItemLocked is one session.active_list row, with the fields a
+// 0.18.2 gateway sends (captured: 10_protocol_probe).
+func (s *Server) activeItemLocked(fs *fsession, current string) map[string]any {
+	return map[string]any{
+		"current": fs.live == current, "id": fs.live,
+		"last_active": float64(fs.lastActive.UnixNano()) / 1e9, "message_count": len(fs.history),
+		"model": "hermes-stub", "preview": s.previewLocked(fs), "session_key": fs.stored,
+		"started_at": float64(fs.created.UnixNano()) / 1e9, "status": s.liveStatusLocked(fs), "title": fs.title,
+	}
+}
+
 func (s *Server) newSessionLocked(stored string) *fsession {
 	if stored == "" {
 		stored = s.clk.Now().UTC().Format("20060102_150405_") + newID(6)
 	}
-	fs := &fsession{live: newID(8), stored: stored}
+	s.nextSession++
+	now := s.clk.Now()
+	fs := &fsession{live: newID(8), stored: stored, n: s.nextSession, created: now, lastActive: now}
 	s.sessions[fs.live] = fs
 	s.stored[stored] = fs
 	return fs
@@ -168,6 +248,20 @@ func (s *Server) newSessionLocked(stored string) *fsession {
 // emitLocked sends an event for a session: stamped with seq and kept for
 // replay (Modern), written to the attached transport if there is one.
 func (s *Server) emitLocked(fs *fsession, kind string, payload any) {
+	fs.lastActive = s.clk.Now()
+	switch kind {
+	case "message.start":
+		fs.inflight = ""
+	case "message.delta":
+		if p, ok := payload.(map[string]any); ok {
+			t, _ := p["text"].(string)
+			if len(fs.inflight) < 4096 {
+				fs.inflight += t
+			}
+		}
+	case "message.complete":
+		fs.inflight = ""
+	}
 	frame := eventFrame(kind, fs.live, payload)
 	if s.opts.Dialect == Modern {
 		params := frame["params"].(map[string]any)
