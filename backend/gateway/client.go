@@ -80,6 +80,12 @@ type Config struct {
 	// OnStatus receives every status change, from the client's goroutines.
 	// It must not block.
 	OnStatus func(Status)
+	// OnDiscovery receives every listing of the gateway's live sessions
+	// (see discovery.go). It must not block.
+	OnDiscovery func(Discovery)
+	// DiscoveryInterval is how often the live sessions are listed
+	// (default DiscoveryInterval; negative: never).
+	DiscoveryInterval time.Duration
 }
 
 // Client is the push channel to one gateway.
@@ -93,6 +99,9 @@ type Client struct {
 	out    *queue
 	kick   chan struct{}
 	check  chan struct{}
+	// rearm makes the heartbeat recompute its next wake-up (a listing or
+	// a quiet-session check became due sooner).
+	rearm chan struct{}
 
 	mu       sync.Mutex
 	conn     *conn
@@ -107,6 +116,7 @@ type Client struct {
 	// epochChanged is set by onReady when the replay epoch moved.
 	epochChanged bool
 	running      bool
+	disc         discovery
 
 	// heard, when set (tests), is called after any traffic from the
 	// gateway refreshed the liveness clock, and after the heartbeat acted
@@ -115,6 +125,8 @@ type Client struct {
 	// beat is the clock time (UnixNano) of the heartbeat's last wake-up,
 	// stored once it acted on it (tests wait for it).
 	beat atomic.Int64
+	// beats counts the heartbeat's wake-ups (tests).
+	beats atomic.Int64
 }
 
 // features remembers what this gateway supports. Unknown until asked;
@@ -160,6 +172,7 @@ func New(cfg Config) (*Client, error) {
 		out:      newQueue(),
 		kick:     make(chan struct{}, 1),
 		check:    make(chan struct{}, 1),
+		rearm:    make(chan struct{}, 1),
 		sessions: make(map[string]*session),
 		openSRQ:  make(map[string]string),
 	}
@@ -171,9 +184,13 @@ func New(cfg Config) (*Client, error) {
 // Name is the gateway's name in events.
 func (c *Client) Name() string { return c.name }
 
-// ReconnectNow skips any backoff wait, and clears a stopped state (auth or
-// configuration error) so the client tries again at once.
+// ReconnectNow redials at once: a live connection is closed first (its
+// followed sessions are re-attached on the new one), a backoff wait is cut
+// short, and a stopped state (auth or configuration error) is cleared.
 func (c *Client) ReconnectNow() {
+	if cn := c.current(); cn != nil {
+		cn.fail(errors.New("reconnecting as asked"))
+	}
 	select {
 	case c.kick <- struct{}{}:
 	default:
@@ -338,6 +355,7 @@ func (c *Client) connectOnce(ctx context.Context) (connectedAt time.Time, err er
 	default:
 	}
 	c.setStatus(func(s *Status) { s.State = StateConnected })
+	c.maybePoll(ctx, cn, c.clk.Now(), true)
 	c.heartbeat(ctx, cn)
 	return connectedAt, cn.reason()
 }
@@ -365,6 +383,7 @@ func (c *Client) heartbeat(ctx context.Context, cn *conn) {
 			return
 		case <-c.check:
 			check = true
+		case <-c.rearm:
 		case <-t.C():
 		}
 		now := c.clk.Now()
@@ -403,6 +422,11 @@ func (c *Client) heartbeat(ctx context.Context, cn *conn) {
 		if !probeBy.IsZero() {
 			wait = min(wait, probeBy.Sub(now))
 		}
+		c.checkQuiet(now)
+		c.maybePoll(ctx, cn, now, false)
+		if d, ok := c.discoveryWake(now); ok {
+			wait = min(wait, d)
+		}
 		t.Stop()
 		t.Reset(wait)
 		// One ping in flight at a time.
@@ -418,6 +442,7 @@ func (c *Client) heartbeat(ctx context.Context, cn *conn) {
 			}()
 		}
 		c.beat.Store(now.UnixNano())
+		c.beats.Add(1)
 		if c.heard != nil {
 			c.heard()
 		}
@@ -541,6 +566,13 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	}
 	res, err := cn.call(ctx, method, params)
 	if err != nil {
+		if method == "prompt.submit" && IsOwnedElsewhere(err) {
+			if p, ok := params.(map[string]any); ok {
+				if sid, _ := p["session_id"].(string); sid != "" {
+					c.markElsewhere(sid, "the gateway refused a prompt: another client owns this session now")
+				}
+			}
+		}
 		return err
 	}
 	if out != nil && len(res) > 0 {

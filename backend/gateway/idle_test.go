@@ -9,13 +9,14 @@ import (
 )
 
 // waitBeat waits until the heartbeat has acted on a wake-up at the fake
-// clock's current time and any ping it sent has its answer.
+// clock's current time and any ping or session listing it sent has its
+// answer.
 func (h *harness) waitBeat(t testing.TB) {
 	t.Helper()
 	at := h.clk.Now().UnixNano()
 	h.rec.waitFor(t, "the heartbeat", func([]wire.Event, []Status) bool {
 		cn := h.client.current()
-		return cn != nil && h.client.beat.Load() >= at && !cn.pinging.Load()
+		return cn != nil && h.client.beat.Load() >= at && !cn.pinging.Load() && !h.client.listing()
 	})
 }
 
@@ -32,6 +33,10 @@ func TestIdleWakeupsPerMinute(t *testing.T) {
 			defer srv.Close()
 			h := start(t, srv, nil)
 			h.rec.waitState(t, StateConnected)
+			// The session listing sent at connect is answered first.
+			h.rec.waitFor(t, "the first session listing", func([]wire.Event, []Status) bool {
+				return !h.client.LastDiscovery().At.IsZero() && !h.client.listing()
+			})
 			h.clk.BlockUntil(1)
 			base := h.clk.Fired()
 			pings := count(srv.Methods(), "gateway.ping")

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/herald-desktop/herald/backend/wire"
 )
@@ -19,6 +21,13 @@ type session struct {
 	// replaying parks live events while a reconnect replay is running.
 	replaying bool
 	parked    []wire.Event
+	// Ownership (discovery.go): events heard since the last listing, the
+	// row it showed, whether another client took the session, and since
+	// when an attached mid-turn session on 0.18.2 has been silent.
+	heard      int
+	lastRow    *LiveSession
+	elsewhere  bool
+	quietSince time.Time
 }
 
 // SessionRef describes a followed session.
@@ -26,6 +35,8 @@ type SessionRef struct {
 	ID        string `json:"id"`
 	StoredID  string `json:"stored_id,omitempty"`
 	Watermark uint64 `json:"watermark"`
+	// Elsewhere: another client took this session's live events.
+	Elsewhere bool `json:"elsewhere,omitempty"`
 }
 
 // Sessions lists followed sessions, sorted by id.
@@ -34,7 +45,7 @@ func (c *Client) Sessions() []SessionRef {
 	defer c.mu.Unlock()
 	out := make([]SessionRef, 0, len(c.sessions))
 	for _, s := range c.sessions {
-		out = append(out, SessionRef{ID: s.live, StoredID: s.stored, Watermark: s.watermark})
+		out = append(out, SessionRef{ID: s.live, StoredID: s.stored, Watermark: s.watermark, Elsewhere: s.elsewhere})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -46,6 +57,7 @@ type sessionResult struct {
 	Resumed         string          `json:"resumed"`
 	Info            json.RawMessage `json:"info"`
 	OpenRequests    []openRequest   `json:"open_requests"`
+	Running         bool            `json:"running"`
 }
 
 // openRequest is a server request still waiting for an answer, as listed
@@ -83,9 +95,29 @@ func (c *Client) AttachSession(ctx context.Context, storedID string) (SessionRef
 	if live == "" {
 		live = storedID
 	}
-	c.track(live, storedID)
+	s := c.track(live, storedID)
+	c.attached(s, r.Running, r.OpenRequests != nil)
 	c.openRequests(live, r.OpenRequests, false)
 	return SessionRef{ID: live, StoredID: storedID}, nil
+}
+
+// attached resets a session's ownership state after Herald resumed it:
+// its events come here now. A turn under way on a gateway that does not
+// list open requests (0.18.2) may already wait on an approval that went
+// to another client; if the session stays silent, checkQuiet says so.
+func (c *Client) attached(s *session, running, listsOpen bool) {
+	c.mu.Lock()
+	was := s.elsewhere
+	s.elsewhere, s.lastRow, s.heard = false, nil, 0
+	s.quietSince = time.Time{}
+	if running && !listsOpen {
+		s.quietSince = c.clk.Now()
+		defer c.wakeHeartbeat()
+	}
+	p, _ := json.Marshal(ElsewherePayload{Key: s.stored, Reason: map[bool]string{true: "taken back", false: "followed"}[was]})
+	ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: EventFollowed, Payload: p, ReceivedAt: c.clk.Now()}
+	c.out.push(ev)
+	c.mu.Unlock()
 }
 
 // Forget stops following a session (its events are still delivered, but
@@ -135,6 +167,12 @@ func (c *Client) dispatchLocked(ev wire.Event) {
 		c.sessions[ev.Session] = s
 	}
 	ev.StoredSession = s.stored
+	if !strings.HasPrefix(ev.Kind, "herald.") {
+		// A gateway event: Herald is this session's consumer.
+		s.heard++
+		s.quietSince = time.Time{}
+		s.elsewhere = false
+	}
 	if s.replaying {
 		s.parked = append(s.parked, ev)
 		return
@@ -268,6 +306,11 @@ func (c *Client) resync(ctx context.Context, cn *conn, reconnect bool) {
 	c.mu.Lock()
 	list := make([]*session, 0, len(c.sessions))
 	for _, s := range c.sessions {
+		if s.elsewhere {
+			// Another client took it: resuming it here would take its
+			// events away without asking. TakeBack does that.
+			continue
+		}
 		s.replaying = true
 		list = append(list, s)
 	}
@@ -380,6 +423,13 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 			known = true
 			open = append(open, *r.Open...)
 		}
+		c.mu.Lock()
+		s.lastRow, s.heard, s.quietSince = nil, 0, time.Time{}
+		if r.Running && r.Open == nil {
+			s.quietSince = c.clk.Now()
+			defer c.wakeHeartbeat()
+		}
+		c.mu.Unlock()
 	}
 
 	c.mu.Lock()

@@ -80,6 +80,7 @@ func (c *fconn) sendLocked(frame any) {
 func (c *fconn) write(b []byte) {
 	if c.peer != nil {
 		c.peer.receive(b)
+		c.s.notifyLocked()
 		return
 	}
 	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))

@@ -1,0 +1,446 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// Session discovery and ownership.
+//
+// Hermes 0.18.2 sends a session's live events to one client only: the
+// last one that called session.resume or prompt.submit on it (see
+// backend/hermestest/PROTOCOL.md). A session driven by another client
+// (the browser dashboard, Hermes Desktop, a script) is therefore
+// invisible to Herald until Herald lists it with session.active_list and
+// resumes it, and a session Herald follows is lost, without a word from
+// the gateway, as soon as another client resumes it or submits to it.
+//
+// The client lists the gateway's live sessions at once after every
+// (re)connect and then every DiscoveryInterval, from the heartbeat's
+// wake-ups (by default it rides on the liveness check, so an idle link
+// wakes Herald no more often), and reports them through
+// Config.OnDiscovery. For
+// each followed session it compares the listed row with the previous one:
+// when the row moved on (new streamed text, more messages) while not one
+// event of that session reached Herald, another client has taken the
+// session's events; the session is marked Elsewhere, an EventElsewhere
+// event is delivered, and it is not re-attached behind the user's back
+// on a reconnect. TakeBack resumes it again.
+
+// Discovery timing and bounds.
+const (
+	// DiscoveryInterval is how often the live sessions are listed by
+	// default: with the liveness check, so no extra wake-ups. A shorter
+	// Config.DiscoveryInterval wakes the heartbeat for it.
+	DiscoveryInterval = PingInterval
+	// QuietAfter is how long a session that Herald attached in the
+	// middle of a turn, on a gateway that cannot list pending approvals
+	// (0.18.2), may stay silent before Herald says it may be waiting on
+	// an approval that was sent to another client.
+	QuietAfter = 10 * time.Second
+	// MaxLiveSessions bounds the rows Herald keeps from one listing.
+	MaxLiveSessions = 500
+	maxTitleLen     = 200
+	maxPreviewLen   = 400
+	maxIDLen        = 200
+)
+
+// Event kinds Herald itself generates about session ownership.
+const (
+	// EventElsewhere: another client took a followed session's live events.
+	EventElsewhere = "herald.session.elsewhere"
+	// EventFollowed: Herald now receives a session's live events.
+	EventFollowed = "herald.session.followed"
+)
+
+// Live session statuses as Hermes reports them.
+const (
+	LiveIdle     = "idle"
+	LiveWorking  = "working"
+	LiveWaiting  = "waiting"
+	LiveStarting = "starting"
+)
+
+// LiveSession is one live session on a gateway, as session.active_list
+// lists it, with what Herald knows about following it.
+type LiveSession struct {
+	ID           string    `json:"id"`
+	Key          string    `json:"key,omitempty"` // stored id, for session.resume
+	Title        string    `json:"title,omitempty"`
+	Status       string    `json:"status"` // idle, working, waiting, starting
+	Preview      string    `json:"preview,omitempty"`
+	MessageCount int       `json:"message_count"`
+	LastActive   time.Time `json:"last_active,omitzero"`
+	// Followed: Herald attached this session (it is in Sessions).
+	Followed bool `json:"followed"`
+	// Elsewhere: Herald followed it, and another client has taken its
+	// live events since.
+	Elsewhere bool `json:"elsewhere,omitempty"`
+}
+
+// Running reports whether a turn is under way.
+func (l LiveSession) Running() bool {
+	return l.Status == LiveWorking || l.Status == LiveWaiting || l.Status == LiveStarting || l.Status == "running"
+}
+
+// Discovery is one listing of a gateway's live sessions.
+type Discovery struct {
+	Gateway  string        `json:"gateway"`
+	At       time.Time     `json:"at"`
+	Sessions []LiveSession `json:"sessions"`
+	// Err says why the listing failed (the previous one still stands).
+	Err string `json:"error,omitempty"`
+	// Unsupported: the gateway has no session.active_list.
+	Unsupported bool `json:"unsupported,omitempty"`
+}
+
+// ElsewherePayload is the payload of EventElsewhere.
+type ElsewherePayload struct {
+	Key    string `json:"key,omitempty"`
+	Title  string `json:"title,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// activeRow is one session.active_list row on the wire.
+type activeRow struct {
+	ID           string  `json:"id"`
+	Key          string  `json:"session_key"`
+	Title        string  `json:"title"`
+	Status       string  `json:"status"`
+	Preview      string  `json:"preview"`
+	MessageCount int     `json:"message_count"`
+	LastActive   float64 `json:"last_active"`
+}
+
+// clip bounds a gateway string and keeps it valid UTF-8.
+func clip(s string, n int) string {
+	if len(s) > n {
+		s = s[:n]
+		for len(s) > 0 && !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	return strings.ToValidUTF8(s, "")
+}
+
+func (r activeRow) live() (LiveSession, bool) {
+	if r.ID == "" || len(r.ID) > maxIDLen || len(r.Key) > maxIDLen {
+		return LiveSession{}, false
+	}
+	l := LiveSession{
+		ID: clip(r.ID, maxIDLen), Key: clip(r.Key, maxIDLen), Title: clip(r.Title, maxTitleLen),
+		Status: clip(r.Status, 20), Preview: clip(r.Preview, maxPreviewLen), MessageCount: max(r.MessageCount, 0),
+	}
+	if r.LastActive > 0 && r.LastActive < 1e11 {
+		l.LastActive = time.Unix(0, int64(r.LastActive*1e9)).UTC()
+	}
+	return l, true
+}
+
+// ListSessions asks the gateway for its live sessions now.
+func (c *Client) ListSessions(ctx context.Context) ([]LiveSession, error) {
+	cn := c.current()
+	if cn == nil {
+		return nil, ErrNotConnected
+	}
+	d := c.poll(ctx, cn)
+	if d.Err != "" {
+		return nil, errors.New(d.Err)
+	}
+	return d.Sessions, nil
+}
+
+// LastDiscovery returns the latest listing (zero before the first).
+func (c *Client) LastDiscovery() Discovery {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.disc.last
+	d.Sessions = append([]LiveSession(nil), d.Sessions...)
+	return d
+}
+
+// discovery is the client's listing state.
+type discovery struct {
+	polling  bool
+	lastPoll time.Time
+	last     Discovery
+}
+
+// maybePoll starts a listing when one is due; called on each heartbeat
+// tick and once after every (re)connect.
+func (c *Client) maybePoll(ctx context.Context, cn *conn, now time.Time, force bool) {
+	if c.cfg.DiscoveryInterval < 0 {
+		return
+	}
+	every := c.cfg.DiscoveryInterval
+	if every == 0 {
+		every = DiscoveryInterval
+	}
+	c.mu.Lock()
+	due := !c.disc.polling && !c.disc.last.Unsupported && (force || now.Sub(c.disc.lastPoll) >= every)
+	if due {
+		c.disc.polling = true
+		c.disc.lastPoll = now
+	}
+	c.mu.Unlock()
+	if !due {
+		return
+	}
+	if force {
+		c.wakeHeartbeat()
+	}
+	go c.poll(ctx, cn)
+}
+
+// listing reports whether a session listing is in flight.
+func (c *Client) listing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.disc.polling
+}
+
+// wakeHeartbeat makes the heartbeat recompute when it next wakes.
+func (c *Client) wakeHeartbeat() {
+	select {
+	case c.rearm <- struct{}{}:
+	default:
+	}
+}
+
+// discoveryWake says how long the heartbeat may sleep before a listing
+// or a quiet-session check is due.
+func (c *Client) discoveryWake(now time.Time) (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var next time.Time
+	if every := c.cfg.DiscoveryInterval; every >= 0 && !c.disc.last.Unsupported {
+		if every == 0 {
+			every = DiscoveryInterval
+		}
+		next = c.disc.lastPoll.Add(every)
+	}
+	for _, s := range c.sessions {
+		if !s.quietSince.IsZero() {
+			if at := s.quietSince.Add(QuietAfter); next.IsZero() || at.Before(next) {
+				next = at
+			}
+		}
+	}
+	if next.IsZero() {
+		return 0, false
+	}
+	return max(next.Sub(now), time.Millisecond), true
+}
+
+// poll lists the live sessions once, updates ownership and reports.
+func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	raw, err := cn.call(cctx, "session.active_list", map[string]any{})
+	// The next listing may start once this one's answer is in, before it
+	// is reported: an observer reacting to the report finds it possible.
+	c.mu.Lock()
+	c.disc.polling = false
+	c.mu.Unlock()
+	if c.heard != nil {
+		defer c.heard()
+	}
+	now := c.clk.Now()
+	d := Discovery{Gateway: c.name, At: now}
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrNotConnected) {
+			d.Err = "not connected"
+			return d
+		}
+		if wire.IsMethodNotFound(err) {
+			d.Unsupported = true
+			d.Err = "this gateway cannot list its live sessions (no session.active_list); follow sessions by id instead"
+		} else {
+			d.Err = "listing the gateway's live sessions failed: " + err.Error()
+		}
+		c.mu.Lock()
+		d.Sessions = c.disc.last.Sessions
+		c.disc.last.Err, c.disc.last.Unsupported = d.Err, d.Unsupported
+		c.mu.Unlock()
+		c.report(d)
+		return d
+	}
+	var r struct {
+		Sessions []json.RawMessage `json:"sessions"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		d.Err = "the gateway's session list did not decode: " + err.Error()
+		c.report(d)
+		return d
+	}
+	for _, one := range r.Sessions {
+		if len(d.Sessions) >= MaxLiveSessions {
+			break
+		}
+		var row activeRow
+		if json.Unmarshal(one, &row) != nil {
+			continue
+		}
+		if l, ok := row.live(); ok {
+			d.Sessions = append(d.Sessions, l)
+		}
+	}
+	var lost []wire.Event
+	c.mu.Lock()
+	byID := map[string]int{}
+	byKey := map[string]int{}
+	for i, l := range d.Sessions {
+		byID[l.ID] = i
+		if l.Key != "" {
+			byKey[l.Key] = i
+		}
+	}
+	for _, s := range c.sessions {
+		i, ok := byID[s.live]
+		if !ok && s.stored != "" {
+			i, ok = byKey[s.stored]
+		}
+		if !ok {
+			continue
+		}
+		row := &d.Sessions[i]
+		row.Followed = true
+		if prev := s.lastRow; prev != nil && s.heard == 0 && !s.elsewhere && movedOn(*prev, *row) {
+			s.elsewhere = true
+			s.quietSince = time.Time{}
+			p, _ := json.Marshal(ElsewherePayload{Key: s.stored, Title: row.Title, Reason: "the session moved on (" + clip(row.Preview, 80) + ") but none of its events reached Herald: another client resumed it or submitted to it, and Hermes sends a session's events to one client only"})
+			ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: EventElsewhere, Payload: p, ReceivedAt: now}
+			lost = append(lost, ev)
+		}
+		row.Elsewhere = s.elsewhere
+		cp := *row
+		s.lastRow = &cp
+		s.heard = 0
+	}
+	c.disc.last = d
+	c.mu.Unlock()
+	for _, ev := range lost {
+		c.log.Info("another client took a followed session's events", "session", ev.Session)
+		c.dispatch(ev)
+	}
+	c.report(d)
+	return d
+}
+
+// movedOn reports whether a session made progress between two listings
+// in a way that sends events to its consumer.
+func movedOn(prev, now LiveSession) bool {
+	return now.MessageCount != prev.MessageCount || now.Preview != prev.Preview
+}
+
+func (c *Client) report(d Discovery) {
+	if c.cfg.OnDiscovery != nil {
+		c.cfg.OnDiscovery(d)
+	}
+}
+
+// Elsewhere reports whether another client took a followed session.
+func (c *Client) Elsewhere(sessionID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.sessions[sessionID]
+	return s != nil && s.elsewhere
+}
+
+// TakeBack makes a followed session's live events come to Herald again
+// (session.resume), after another client took them. On 0.18.2 that other
+// client stops receiving them.
+func (c *Client) TakeBack(ctx context.Context, sessionID string) (SessionRef, error) {
+	c.mu.Lock()
+	s := c.sessions[sessionID]
+	stored := ""
+	if s != nil {
+		stored = s.stored
+	}
+	c.mu.Unlock()
+	if s == nil {
+		return SessionRef{}, errors.New("Herald does not follow session " + sessionID + "; follow it first")
+	}
+	if stored == "" {
+		return SessionRef{}, errors.New("session " + sessionID + " has no stored id to resume; Herald cannot take it back")
+	}
+	return c.AttachSession(ctx, stored)
+}
+
+// markElsewhere records that the gateway refused Herald on a session
+// another surface owns (error 4090 on newer gateways).
+func (c *Client) markElsewhere(sessionID, reason string) {
+	c.mu.Lock()
+	s := c.sessions[sessionID]
+	if s == nil || s.elsewhere {
+		c.mu.Unlock()
+		return
+	}
+	s.elsewhere = true
+	p, _ := json.Marshal(ElsewherePayload{Key: s.stored, Reason: reason})
+	ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: EventElsewhere, Payload: p, ReceivedAt: c.clk.Now()}
+	c.mu.Unlock()
+	c.dispatch(ev)
+}
+
+// CodeOwnedElsewhere is the error newer gateways answer a prompt.submit
+// with when another surface owns the session.
+const CodeOwnedElsewhere = 4090
+
+// IsOwnedElsewhere reports whether err says another client owns the
+// session.
+func IsOwnedElsewhere(err error) bool {
+	var re *wire.RPCError
+	return errors.As(err, &re) && re != nil && re.Code == CodeOwnedElsewhere
+}
+
+// checkQuiet raises the "may be waiting on an approval Herald did not
+// see" request for sessions attached mid-turn that stayed silent.
+func (c *Client) checkQuiet(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]string, 0)
+	for id, s := range c.sessions {
+		if !s.quietSince.IsZero() && now.Sub(s.quietSince) >= QuietAfter {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		s := c.sessions[id]
+		s.quietSince = time.Time{}
+		// Pushed as is: it is Herald's own word, not a sign that the
+		// gateway sends this session's events here.
+		c.out.push(unseenApproval(c.name, s, now))
+	}
+}
+
+// unseenApproval is the request Herald raises for a session that seems to
+// wait on an approval sent before Herald followed it. It is answered like
+// any 0.18.2 approval: approval.respond, oldest first, which resolves
+// nothing (and says so) when nothing waits.
+func unseenApproval(gw string, s *session, now time.Time) wire.Event {
+	f := false
+	p := wire.ApprovalPayload{
+		SessionID: s.live,
+		Command:   "",
+		Description: "This session has been silent since Herald followed it in the middle of a turn. " +
+			"It may be waiting on an approval that was sent to another client before Herald followed it; " +
+			"this Hermes version does not send it again, so Herald cannot show the command. " +
+			"Check it in the client that started the session, or deny it here.",
+		Choices:        []string{"once", "deny"},
+		AllowPermanent: &f,
+		AllowSession:   &f,
+	}
+	raw, _ := json.Marshal(p)
+	ev := wire.Event{Gateway: gw, Session: s.live, StoredSession: s.stored, Kind: wire.ApprovalRequest, Payload: raw, ReceivedAt: now}
+	ev.DecodeData()
+	return ev
+}
