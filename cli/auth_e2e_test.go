@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,3 +127,70 @@ func TestStatusPrinterSaysThingsOnce(t *testing.T) {
 		t.Fatalf("printed\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestWatchExitsWhenSignedOut: a gateway that ends the session with close
+// 4401 while watch runs needs the user too: watch exits 1 with one line.
+func TestWatchExitsWhenSignedOut(t *testing.T) {
+	t.Parallel()
+	gw := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	t.Cleanup(gw.Close)
+	cmd := exec.Command(heraldBin, "watch", "--db", "", "--control", filepath.Join(t.TempDir(), "run", "ctl.sock"), "--gateway", "lab="+gw.URL, "--token", gw.Token())
+	var errb lockedBuf
+	cmd.Stderr = &errb
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	connected := make(chan struct{})
+	var out lockedBuf
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		once := false
+		for sc.Scan() {
+			out.Write(append(sc.Bytes(), '\n'))
+			if !once && strings.Contains(sc.Text(), "● lab connected") {
+				once = true
+				close(connected)
+			}
+		}
+	}()
+	select {
+	case <-connected:
+	case <-time.After(guard):
+		t.Fatalf("watch never connected; printed %q %q", out.String(), errb.String())
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	gw.CloseAll(4401, "authentication revoked")
+	select {
+	case err := <-exited:
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 1 {
+			t.Fatalf("exit %v, want 1; stderr %q", err, errb.String())
+		}
+	case <-time.After(guard):
+		t.Fatalf("watch did not exit after close 4401; printed %q %q", out.String(), errb.String())
+	}
+	line := strings.TrimSpace(errb.String())
+	if strings.Count(line, "\n") != 0 || !strings.Contains(line, "lab: the gateway ended the session (4401)") || !strings.Contains(line, "--token") {
+		t.Fatalf("stderr %q", line)
+	}
+}
+
+// lockedBuf is a bytes.Buffer safe for a process's writer goroutine and
+// the test's reads.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *lockedBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *lockedBuf) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
