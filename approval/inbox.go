@@ -50,6 +50,10 @@ type Options struct {
 	// goroutine that caused it or the expiry timer's. It may call the
 	// Inbox; it should not block for long.
 	Notify func(Change)
+	// MaxCommandBytes, MaxPending and MaxEnded bound what a gateway can
+	// make the inbox hold (defaults DefaultMaxCommandBytes,
+	// DefaultMaxPending, DefaultMaxEnded; see limits.go).
+	MaxCommandBytes, MaxPending, MaxEnded int
 }
 
 // ChangeKind says what happened to a request.
@@ -79,6 +83,9 @@ type Snapshot struct {
 	// AuditError is why the audit log could not be written, if it failed
 	// most recently; approvals keep working without it.
 	AuditError string
+	// Floods are gateways that sent more open approvals than the inbox
+	// takes, by gateway name; surfaces show Flood.Message.
+	Floods []Flood
 }
 
 // ending is a final state with its outcome.
@@ -121,6 +128,10 @@ type Inbox struct {
 	draining bool
 	auditErr string
 
+	maxCommand, maxPending, maxEnded int
+	floods                           map[string]*Flood
+	poisoned                         map[string]bool // event-form sessions with refused arrivals
+
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
@@ -137,8 +148,14 @@ func New(opt Options) *Inbox {
 		notify:    opt.Notify,
 		items:     map[string]*item{},
 		arrivals:  map[string]int{},
+		floods:    map[string]*Flood{},
+		poisoned:  map[string]bool{},
 		stop:      make(chan struct{}),
-		done:      make(chan struct{}),
+
+		maxCommand: opt.MaxCommandBytes,
+		maxPending: opt.MaxPending,
+		maxEnded:   opt.MaxEnded,
+		done:       make(chan struct{}),
 	}
 	if in.clk == nil {
 		in.clk = clock.Real{}
@@ -148,6 +165,15 @@ func New(opt Options) *Inbox {
 	}
 	if in.keep <= 0 {
 		in.keep = DefaultKeep
+	}
+	if in.maxCommand <= 0 {
+		in.maxCommand = DefaultMaxCommandBytes
+	}
+	if in.maxPending <= 0 {
+		in.maxPending = DefaultMaxPending
+	}
+	if in.maxEnded <= 0 {
+		in.maxEnded = DefaultMaxEnded
 	}
 	in.timer = in.clk.NewTimer(time.Hour)
 	in.timer.Stop()
@@ -184,7 +210,9 @@ func (in *Inbox) do(fn func(now time.Time)) {
 	in.mu.Lock()
 	now := in.clk.Now()
 	in.sweepLocked(now)
+	in.tidyLocked(now) // fn sees the inbox within its bounds
 	fn(now)
+	in.tidyLocked(now)
 	in.rearmLocked(now)
 	in.mu.Unlock()
 	in.flush()
@@ -218,6 +246,21 @@ func (in *Inbox) forgetAt(it *item) time.Time {
 		return it.ExpiresAt.Add(in.keep)
 	}
 	return it.Outcome.At.Add(in.keep)
+}
+
+// tidyLocked keeps the inbox within its bounds after a change.
+func (in *Inbox) tidyLocked(now time.Time) {
+	var ended map[string][]*item
+	for _, it := range in.items {
+		if !it.State.Live() {
+			if ended == nil {
+				ended = map[string][]*item{}
+			}
+			ended[it.Gateway] = append(ended[it.Gateway], it)
+		}
+	}
+	in.capEndedLocked(ended, now)
+	in.settleFloodsLocked()
 }
 
 func (in *Inbox) rearmLocked(now time.Time) {
@@ -326,6 +369,9 @@ func (in *Inbox) Snapshot() Snapshot {
 	var s Snapshot
 	in.do(func(now time.Time) {
 		s.At, s.AuditError = now, in.auditErr
+		if len(in.floods) > 0 {
+			s.Floods = in.floodsLocked()
+		}
 		for _, it := range in.sortedLocked(func(*item) bool { return true }) {
 			s.Requests = append(s.Requests, it.clone())
 		}
@@ -415,6 +461,10 @@ func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item
 		return nil, &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome}
 	case !it.Offers(choice):
 		return nil, fmt.Errorf("%q is not offered for this request; choose one of: %s", choice, strings.Join(it.Choices, ", "))
+	case choice != ChoiceDeny && it.Truncated:
+		return nil, &TruncatedError{Size: it.CommandBytes, Kept: len(it.Command)}
+	case choice != ChoiceDeny && it.Conflict != "":
+		return nil, &ConflictError{Why: it.Conflict}
 	case choice == ChoiceAlways && !confirmAlways:
 		return nil, ErrConfirmAlways
 	}
@@ -473,6 +523,9 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 	it.State, it.Outcome, it.Uncertain = e.state, e.out, false
 	it.Outcome.At = now
 	in.emitLocked(ChangeUpdated, it, now)
+	if it.Conflict != "" && it.State == StateResolved {
+		in.endSiblingsLocked(it, now)
+	}
 	return err
 }
 

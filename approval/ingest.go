@@ -98,6 +98,8 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 		r.ReceivedAt = now
 	}
 	r.ExpiresAt = r.ReceivedAt.Add(in.timeoutFor(r.Gateway))
+	r.Epoch = ev.Epoch
+	tooLong := in.boundLocked(&r)
 
 	switch {
 	case r.Dialect == DialectServerRequest && r.RequestID != "":
@@ -105,13 +107,20 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 	case r.Dialect == DialectEvent && r.QueueID != "":
 		r.Key = r.Gateway + "/q/" + r.QueueID
 	}
-	if old, dup := in.items[r.Key]; dup && r.Key != "" {
-		if old.restored && old.State.Live() {
+	if r.Key != "" {
+		if old, dup := in.items[r.Key]; dup && old.restored && old.State.Live() {
 			in.adoptLocked(old, r, now)
 			return
 		}
-		in.rearmRequestLocked(old, ev, now)
-		return
+		var old *item
+		var conflict bool
+		if r.Key, old, conflict = in.placeLocked(r, now); old != nil {
+			in.rearmRequestLocked(old, ev, now)
+			return
+		}
+		if conflict {
+			r.Conflict = conflictText(r)
+		}
 	}
 	if r.Key == "" || r.Dialect == DialectServerRequest {
 		// A request restored from the log that the gateway offers again:
@@ -122,7 +131,11 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 		}
 	}
 	if r.Key == "" {
-		r.Key = in.evKey(r.Gateway + "/ev/" + firstOf(r.StoredSession, r.Session))
+		ns := eventNS(r)
+		r.Key = in.evKey(ns)
+		if in.poisoned[ns] {
+			r.Conflict = "Herald refused earlier approvals from this session while its gateway was flooding, and this gateway applies answers in arrival order, so an approval could reach one of those instead"
+		}
 	}
 
 	it := &item{Request: r}
@@ -132,6 +145,8 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 		why = fmt.Sprintf("its payload could not be read: %v", decodeErr)
 	case !ok:
 		why = "it came without a payload"
+	case tooLong != "":
+		why = tooLong
 	case r.Session == "":
 		why = "it names no session"
 	case len(r.Choices) == 0:
@@ -140,11 +155,17 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 	if why != "" {
 		it.State, it.toolSeen = StateFailed, true
 		it.Outcome = Outcome{At: now, Error: why}
+	} else if in.liveLocked(r.Gateway) >= in.maxPending {
+		in.refuseLocked(r, now)
+		return
 	}
 	in.seq++
 	it.seq = in.seq
 	in.items[r.Key] = it
 	in.emitLocked(ChangeArrived, it, now)
+	if it.Conflict != "" {
+		in.flagSiblingsLocked(it, now)
+	}
 }
 
 // rearmRequestLocked handles a request delivered again (the client offers

@@ -145,6 +145,27 @@ type Request struct {
 	// LastError is why the last answer could not be sent; the request is
 	// pending again and can be answered again.
 	LastError string `json:"last_error,omitempty"`
+	// Truncated means the gateway sent a command larger than Herald keeps
+	// (Options.MaxCommandBytes): Command holds only its beginning and
+	// CommandBytes the size sent. Herald does not approve what it cannot
+	// show, so only deny is accepted (see ErrTruncated).
+	Truncated    bool `json:"truncated,omitempty"`
+	CommandBytes int  `json:"command_bytes,omitempty"`
+	// Conflict, when set, says why Herald cannot tell which command an
+	// approval would run: the gateway sent a different command under the
+	// same id, or refused arrivals broke the session's answer order. Only
+	// deny is accepted (see ConflictError).
+	Conflict string `json:"conflict,omitempty"`
+	// Epoch is the gateway's replay epoch when the request arrived; a
+	// request re-listed under a new epoch is a new request.
+	Epoch string `json:"epoch,omitempty"`
+}
+
+// OneClickApprovable reports whether a surface may offer approving this
+// request with one click (a notification or tray action): it offers
+// "once", its whole command is known and nothing makes it ambiguous.
+func (r Request) OneClickApprovable() bool {
+	return r.Offers(ChoiceOnce) && !r.Truncated && r.Conflict == ""
 }
 
 // DisplayCommand is the command exactly as it will run, with controls,

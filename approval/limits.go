@@ -1,0 +1,175 @@
+package approval
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Bounds on what a gateway can make the inbox hold. Everything a gateway
+// sends is hostile input: each of these has a clear, visible outcome
+// rather than a silent cut.
+const (
+	// DefaultMaxCommandBytes is Options.MaxCommandBytes' default. A longer
+	// command is kept truncated, marked Truncated, and accepts only deny.
+	DefaultMaxCommandBytes = 64 << 10
+	// DefaultMaxPending is Options.MaxPending's default: open requests
+	// per gateway. Arrivals beyond it are refused and the gateway is
+	// shown as flooding (see Flood).
+	DefaultMaxPending = 256
+	// DefaultMaxEnded is Options.MaxEnded's default: ended requests kept
+	// in memory per gateway; the oldest leave first (the audit log keeps
+	// them).
+	DefaultMaxEnded = 2000
+	// MaxDescriptionBytes bounds a request's description.
+	MaxDescriptionBytes = 4 << 10
+	// MaxIDBytes bounds request, queue and session ids; a request with a
+	// longer one fails on arrival (Herald could not answer it faithfully).
+	MaxIDBytes = 256
+	// MaxPatternKeys bounds the pattern keys kept per request, each cut to
+	// MaxIDBytes.
+	MaxPatternKeys = 16
+)
+
+// ChangeRefused is an arrival the inbox did not take in because its
+// gateway already has Options.MaxPending open requests. The request in
+// the Change is how it arrived (failed, with the reason); the gateway
+// still waits for it and will time it out, so the command does not run.
+const ChangeRefused ChangeKind = "refused"
+
+// Flood describes a gateway that sent more open approvals than the inbox
+// takes (Options.MaxPending).
+type Flood struct {
+	Gateway string    `json:"gateway"`
+	Limit   int       `json:"limit"`   // open requests taken in per gateway
+	Refused int       `json:"refused"` // arrivals refused so far
+	Since   time.Time `json:"since"`   // first refusal
+	Last    time.Time `json:"last"`    // latest refusal
+	// Active is true while the gateway is still at the limit.
+	Active bool `json:"active"`
+	// LastCommand is the beginning of the latest refused command, raw.
+	LastCommand string `json:"last_command,omitempty"`
+}
+
+// Message says what happened and what to do, for every surface.
+func (f Flood) Message() string {
+	if f.Active {
+		return fmt.Sprintf("gateway %s is flooding Herald: it has %d approvals open, the most Herald takes; %d more were refused (not shown, not answered: the gateway times them out and does not run them). Answer or deny the open ones, and check what the agent is doing", f.Gateway, f.Limit, f.Refused)
+	}
+	return fmt.Sprintf("gateway %s flooded Herald at %s: %d approvals over the limit of %d were refused (not shown, not answered: the gateway timed them out and did not run them)", f.Gateway, f.Since.Format("15:04:05"), f.Refused, f.Limit)
+}
+
+// TruncatedError is returned by Answer for an approving choice on a
+// request whose command was too large to keep whole.
+type TruncatedError struct{ Size, Kept int }
+
+// Error says why and what to do.
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("this command is %d bytes, larger than the %d Herald keeps, so Herald cannot show all of it and will not approve it; deny it, or review and answer it in Hermes itself", e.Size, e.Kept)
+}
+
+// ConflictError is returned by Answer for an approving choice on a
+// request whose Conflict is set.
+type ConflictError struct{ Why string }
+
+// Error says why and what to do.
+func (e *ConflictError) Error() string {
+	return e.Why + "; Herald will not approve it: deny it, or answer it in Hermes itself"
+}
+
+// boundLocked cuts what the gateway sent to the inbox's bounds. It
+// returns a reason when the request cannot be answered faithfully.
+func (in *Inbox) boundLocked(r *Request) (why string) {
+	if cmd, cut := Truncate(r.Command, in.maxCommand); cut {
+		r.CommandBytes, r.Command, r.Truncated = len(r.Command), cmd, true
+	}
+	if d, cut := Truncate(r.Description, MaxDescriptionBytes); cut {
+		r.Description = d + "… (description truncated)"
+	}
+	if len(r.PatternKeys) > MaxPatternKeys {
+		r.PatternKeys = r.PatternKeys[:MaxPatternKeys]
+	}
+	for i, k := range r.PatternKeys {
+		r.PatternKeys[i], _ = Truncate(k, MaxIDBytes)
+	}
+	for _, id := range []*string{&r.RequestID, &r.QueueID, &r.Session, &r.StoredSession, &r.Epoch} {
+		if len(*id) > MaxIDBytes {
+			*id, _ = Truncate(*id, MaxIDBytes)
+			why = fmt.Sprintf("it carries an id longer than %d bytes", MaxIDBytes)
+		}
+	}
+	return why
+}
+
+// liveLocked counts a gateway's open requests.
+func (in *Inbox) liveLocked(gateway string) int {
+	n := 0
+	for _, it := range in.items {
+		if it.Gateway == gateway && it.State.Live() {
+			n++
+		}
+	}
+	return n
+}
+
+// refuseLocked records an arrival over the gateway's limit.
+func (in *Inbox) refuseLocked(r Request, now time.Time) {
+	f := in.floods[r.Gateway]
+	if f == nil || !f.Active {
+		if f == nil {
+			f = &Flood{Gateway: r.Gateway}
+			in.floods[r.Gateway] = f
+		}
+		f.Since, f.Active = now, true
+	}
+	f.Limit = in.maxPending
+	f.Refused++
+	f.Last = now
+	f.LastCommand, _ = Truncate(r.Command, 200)
+	if r.Dialect == DialectEvent && r.QueueID == "" {
+		// The gateway answers this form in arrival order: once it holds a
+		// request Herald never showed, a later answer could reach it.
+		in.poisoned[eventNS(r)] = true
+	}
+	r.State = StateFailed
+	r.Outcome = Outcome{At: now, Error: fmt.Sprintf("refused: gateway %s already has %d approvals open (Herald's limit); not shown or answered, so the gateway times it out and does not run it", r.Gateway, in.maxPending)}
+	in.out = append(in.out, Change{Kind: ChangeRefused, At: now, Request: r.clone()})
+}
+
+// settleFloodsLocked marks floods over once their gateway is below the
+// limit again.
+func (in *Inbox) settleFloodsLocked() {
+	for gw, f := range in.floods {
+		if f.Active && in.liveLocked(gw) < in.maxPending {
+			f.Active = false
+		}
+	}
+}
+
+// floodsLocked lists the floods by gateway.
+func (in *Inbox) floodsLocked() []Flood {
+	out := make([]Flood, 0, len(in.floods))
+	for _, f := range in.floods {
+		out = append(out, *f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Gateway < out[j].Gateway })
+	return out
+}
+
+// capEndedLocked forgets the oldest ended requests of any gateway that
+// has more than MaxEnded, so a flood of short-lived requests cannot grow
+// memory (and every view build) without bound.
+func (in *Inbox) capEndedLocked(ended map[string][]*item, now time.Time) {
+	for _, list := range ended {
+		if len(list) <= in.maxEnded {
+			continue
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].seq < list[j].seq })
+		for _, it := range list[:len(list)-in.maxEnded] {
+			delete(in.items, it.Key)
+			in.emitLocked(ChangeRemoved, it, now)
+		}
+	}
+}
+
+func eventNS(r Request) string { return r.Gateway + "/ev/" + firstOf(r.StoredSession, r.Session) }
