@@ -55,6 +55,10 @@ type Event struct {
 	RequestID string `json:"request_id,omitempty"`
 	// Replayed is true for events recovered through session.events.since.
 	Replayed bool `json:"replayed,omitempty"`
+	// Epoch is the gateway's replay epoch (gateway.ready's replay_epoch)
+	// on the connection that delivered the event; empty where the gateway
+	// has none. Ids such as srq ids are unique only within one epoch.
+	Epoch string `json:"epoch,omitempty"`
 	// Data holds the typed payload for known kinds (one of the *Payload
 	// types below); nil for unknown kinds or an undecodable payload.
 	Data any `json:"-"`
