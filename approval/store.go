@@ -22,11 +22,11 @@ type Entry struct {
 	Session       string     `json:"session,omitempty"`        // Request.Session
 	StoredSession string     `json:"stored_session,omitempty"` // Request.StoredSession
 	Dialect       Dialect    `json:"dialect,omitempty"`        // Request.Dialect
-	Command       string     `json:"command,omitempty"`        // arrivals only, exactly as sent
+	Command       string     `json:"command,omitempty"`        // arrivals and decisions, exactly as sent
 	// MaskedCommand is Redact(Command) when that differs (display-only
 	// views; Redact never masks shell code).
 	MaskedCommand string       `json:"masked_command,omitempty"`
-	Description   string       `json:"description,omitempty"` // arrivals only
+	Description   string       `json:"description,omitempty"` // arrivals and decisions
 	State         State        `json:"state"`                 // the state after the change
 	Uncertain     bool         `json:"uncertain,omitempty"`   // Request.Uncertain
 	Choice        string       `json:"choice,omitempty"`      // Outcome.Choice
@@ -77,7 +77,9 @@ func entryFor(c Change) Entry {
 		Dialect: r.Dialect, State: r.State, Uncertain: r.Uncertain, Choice: r.Outcome.Choice, Surface: r.Outcome.Surface,
 		Reason: r.Outcome.Reason, Detail: r.Outcome.Detail, Error: firstOf(r.Outcome.Error, r.LastError),
 	}
-	if c.Kind == ChangeArrived {
+	// Arrivals carry the command, and so do decisions: the bounded log
+	// keeps decisions longest, and each must say what was decided.
+	if c.Kind == ChangeArrived || c.Kind == ChangeRefused || tierOf(e) == tierDecision {
 		e.Command, e.Description = r.Command, r.Description
 	}
 	if r.Kind.IsPrompt() {

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
@@ -18,6 +20,9 @@ import (
 const (
 	DefaultMaxAge     = 90 * 24 * time.Hour
 	DefaultMaxEntries = 20000
+	// DefaultMaxBytes bounds the history file's records (keys and
+	// values; the file itself can be somewhat larger).
+	DefaultMaxBytes = 32 << 20
 )
 
 // StoreOptions bounds a BoltStore.
@@ -25,21 +30,56 @@ type StoreOptions struct {
 	// MaxAge drops entries older than this on every Record (default
 	// DefaultMaxAge).
 	MaxAge time.Duration
-	// MaxEntries keeps at most this many entries, dropping the oldest
-	// (default DefaultMaxEntries).
+	// MaxEntries keeps at most this many entries (default
+	// DefaultMaxEntries).
 	MaxEntries int
+	// MaxBytes keeps at most this many bytes of entries (default
+	// DefaultMaxBytes).
+	MaxBytes int64
 	// Clock tells the age of entries (default clock.Real).
 	Clock clock.Clock
 }
 
 // BoltStore is the audit log in a bbolt file. Entries are kept in arrival
-// order and pruned from the oldest.
+// order. Over MaxEntries or MaxBytes it drops the oldest entries that
+// record no decision (arrivals, expiries, withdrawals) before any that do
+// (an answer sent or confirmed, a dismissal), so a flood of junk requests
+// cannot wipe out the record of what the user approved or denied. Past
+// MaxAge everything goes.
 type BoltStore struct {
 	db  *bolt.DB
 	opt StoreOptions
+
+	mu    sync.Mutex
+	sizes [2]tally // by tier: junk, decisions
 }
 
-var entriesBucket = []byte("entries")
+type tally struct {
+	count int
+	bytes int64
+}
+
+// Entries live in two buckets, one per tier, under one sequence (the
+// entries bucket's), so List merges them back in order. Files written
+// before the split have everything in the entries bucket.
+var (
+	entriesBucket   = []byte("entries")
+	decisionsBucket = []byte("decisions")
+	tierBuckets     = [2][]byte{entriesBucket, decisionsBucket}
+)
+
+const (
+	tierJunk     = 0
+	tierDecision = 1
+)
+
+// tierOf says which bucket an entry goes to.
+func tierOf(e Entry) int {
+	if e.Choice != "" || e.Surface != "" || e.State == StateResolved {
+		return tierDecision
+	}
+	return tierJunk
+}
 
 // OpenStore opens (or creates) the audit log at path.
 func OpenStore(path string, opt StoreOptions) (*BoltStore, error) {
@@ -48,6 +88,9 @@ func OpenStore(path string, opt StoreOptions) (*BoltStore, error) {
 	}
 	if opt.MaxEntries <= 0 {
 		opt.MaxEntries = DefaultMaxEntries
+	}
+	if opt.MaxBytes <= 0 {
+		opt.MaxBytes = DefaultMaxBytes
 	}
 	if opt.Clock == nil {
 		opt.Clock = clock.Real{}
@@ -68,23 +111,36 @@ func OpenStore(path string, opt StoreOptions) (*BoltStore, error) {
 		db.Close()
 		return nil, fmt.Errorf("cannot make the approval history %s private to you (chmod 600 it, or move it aside): %w", path, err)
 	}
+	s := &BoltStore{db: db, opt: opt}
 	err = db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(entriesBucket)
-		return err
+		for tier, name := range tierBuckets {
+			b, err := tx.CreateBucketIfNotExists(name)
+			if err != nil {
+				return err
+			}
+			b.ForEach(func(k, v []byte) error {
+				s.sizes[tier].count++
+				s.sizes[tier].bytes += int64(len(k) + len(v))
+				return nil
+			})
+		}
+		return nil
 	})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("cannot prepare the approval history %s: %w", path, err)
 	}
-	return &BoltStore{db: db, opt: opt}, nil
+	return s, nil
 }
 
-// Record appends e and prunes by age and count.
+// Record appends e and prunes by age, count and size.
 func (s *BoltStore) Record(e Entry) error {
 	e = e.sanitized()
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(entriesBucket)
-		seq, err := b.NextSequence()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sizes := s.sizes
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		seq, err := tx.Bucket(entriesBucket).NextSequence()
 		if err != nil {
 			return err
 		}
@@ -93,26 +149,48 @@ func (s *BoltStore) Record(e Entry) error {
 		if err != nil {
 			return err
 		}
-		if err := b.Put(seqKey(seq), v); err != nil {
+		tier := tierOf(e)
+		k := seqKey(seq)
+		if err := tx.Bucket(tierBuckets[tier]).Put(k, v); err != nil {
 			return err
 		}
-		return s.trim(b, s.opt.Clock.Now().Add(-s.opt.MaxAge))
+		sizes[tier].count++
+		sizes[tier].bytes += int64(len(k) + len(v))
+		return s.trim(tx, s.opt.Clock.Now().Add(-s.opt.MaxAge), &sizes)
 	})
+	if err == nil {
+		s.sizes = sizes
+	}
+	return err
 }
 
 // List returns the matching entries, oldest first.
 func (s *BoltStore) List(f Filter) ([]Entry, error) {
 	var out []Entry
 	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(entriesBucket).Cursor()
-		for k, v := c.Last(); k != nil && (f.Limit <= 0 || len(out) < f.Limit); k, v = c.Prev() {
+		var cur [2]*bolt.Cursor
+		var k, v [2][]byte
+		for t, name := range tierBuckets {
+			cur[t] = tx.Bucket(name).Cursor()
+			k[t], v[t] = cur[t].Last()
+		}
+		for f.Limit <= 0 || len(out) < f.Limit {
+			// Newest first across both tiers.
+			t := tierJunk
+			switch {
+			case k[0] == nil && k[1] == nil:
+				return nil
+			case k[0] == nil || (k[1] != nil && bytes.Compare(k[1], k[0]) > 0):
+				t = tierDecision
+			}
 			var e Entry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("approval history entry %d is damaged: %w", binary.BigEndian.Uint64(k), err)
+			if err := json.Unmarshal(v[t], &e); err != nil {
+				return fmt.Errorf("approval history entry %d is damaged: %w", binary.BigEndian.Uint64(k[t]), err)
 			}
 			if f.match(e) {
 				out = append(out, e)
 			}
+			k[t], v[t] = cur[t].Prev()
 		}
 		return nil
 	})
@@ -122,27 +200,50 @@ func (s *BoltStore) List(f Filter) ([]Entry, error) {
 
 // Prune deletes entries older than before.
 func (s *BoltStore) Prune(before time.Time) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return s.trim(tx.Bucket(entriesBucket), before) })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sizes := s.sizes
+	err := s.db.Update(func(tx *bolt.Tx) error { return s.trim(tx, before, &sizes) })
+	if err == nil {
+		s.sizes = sizes
+	}
+	return err
 }
 
-// trim deletes from the oldest end while there are more than MaxEntries
-// or the oldest is before cutoff. Keys stay contiguous because deletion
-// only happens at that end, so the count is last - first + 1.
-func (s *BoltStore) trim(b *bolt.Bucket, cutoff time.Time) error {
-	c := b.Cursor()
-	k, _ := c.Last()
-	if k == nil {
+// trim deletes every entry older than cutoff, then, while the log holds
+// more than MaxEntries or MaxBytes, the oldest entry that records no
+// decision, and only when none is left the oldest decision. Deletion only
+// happens at each bucket's oldest end.
+func (s *BoltStore) trim(tx *bolt.Tx, cutoff time.Time, sizes *[2]tally) error {
+	del := func(t int, c *bolt.Cursor, k, v []byte) error {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+		sizes[t].count--
+		sizes[t].bytes -= int64(len(k) + len(v))
 		return nil
 	}
-	last := binary.BigEndian.Uint64(k)
-	for k, v := c.First(); k != nil; k, v = c.First() {
-		count := last - binary.BigEndian.Uint64(k) + 1
-		var e Entry
-		if count <= uint64(s.opt.MaxEntries) && json.Unmarshal(v, &e) == nil && !e.At.Before(cutoff) {
-			return nil
+	for t, name := range tierBuckets {
+		c := tx.Bucket(name).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.First() {
+			var e Entry
+			if json.Unmarshal(v, &e) == nil && !e.At.Before(cutoff) {
+				break
+			}
+			if err := del(t, c, k, v); err != nil {
+				return err
+			}
 		}
-		if err := b.Delete(k); err != nil {
-			return err
+	}
+	over := func() bool {
+		return sizes[0].count+sizes[1].count > s.opt.MaxEntries || sizes[0].bytes+sizes[1].bytes > s.opt.MaxBytes
+	}
+	for _, t := range []int{tierJunk, tierDecision} {
+		c := tx.Bucket(tierBuckets[t]).Cursor()
+		for k, v := c.First(); k != nil && over(); k, v = c.First() {
+			if err := del(t, c, k, v); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
