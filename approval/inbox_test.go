@@ -541,7 +541,7 @@ func TestAuditTrail(t *testing.T) {
 	for _, e := range entries {
 		got = append(got, fmt.Sprintf("%s %s %s %s %s|%s", e.Kind, e.State, e.Choice, e.Surface, e.Command, e.MaskedCommand))
 	}
-	want := []string{"arrived pending   GITHUB_TOKEN=ghp_abc git push|GITHUB_TOKEN=•••• git push", "updated answering once tray |", "updated resolved once tray |"}
+	want := []string{"arrived pending   GITHUB_TOKEN=ghp_abc git push|GITHUB_TOKEN=•••• git push", "updated answering once tray GITHUB_TOKEN=ghp_abc git push|GITHUB_TOKEN=•••• git push", "updated resolved once tray GITHUB_TOKEN=ghp_abc git push|GITHUB_TOKEN=•••• git push"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("audit\n got %q\nwant %q", got, want)
 	}

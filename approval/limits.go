@@ -126,7 +126,7 @@ func (in *Inbox) refuseLocked(r Request, now time.Time) {
 	f.Refused++
 	f.Last = now
 	f.LastCommand, _ = Truncate(r.Command, 200)
-	if r.Dialect == DialectEvent && r.QueueID == "" {
+	if !r.Kind.IsPrompt() && r.Dialect == DialectEvent && r.QueueID == "" {
 		// The gateway answers this form in arrival order: once it holds a
 		// request Herald never showed, a later answer could reach it.
 		in.poisoned[eventNS(r)] = true

@@ -165,6 +165,10 @@ func (in *Inbox) arrivePromptLocked(ev wire.Event, decodeErr error, now time.Tim
 			in.rearmRequestLocked(old, ev, now)
 			continue
 		}
+		if r.State == StatePending && in.liveLocked(r.Gateway) >= in.maxPending {
+			in.refuseLocked(r, now) // a flood of prompts is bounded like approvals
+			continue
+		}
 		in.addLocked(&item{Request: r, toolSeen: true}, now)
 	}
 }
