@@ -142,7 +142,7 @@ func (k *keys) displayed(id string) {
 
 // arrival prints a new request and records it as displayed.
 func (k *keys) arrival(r approval.Request) {
-	waiting := len(k.in.Pending())
+	waiting := len(approvalsOnly(k.in.Pending()))
 	k.mu.Lock() // display and record together, so a key never sees one without the other
 	defer k.mu.Unlock()
 	for _, l := range approvalBlock(r, max(waiting, 1)) {
@@ -257,7 +257,7 @@ func (k *keys) bareTarget() (string, bool) {
 // exactly one does.
 func (k *keys) find(id string) (approval.Request, bool) {
 	var found []approval.Request
-	for _, r := range k.in.Pending() {
+	for _, r := range approvalsOnly(k.in.Pending()) {
 		if strings.HasPrefix(service.ShortKey(r.Key), id) || strings.HasPrefix(r.Key, id) {
 			found = append(found, r)
 		}
