@@ -286,7 +286,7 @@ func (a *App) Snapshot() Snapshot {
 	s := Snapshot{
 		Version:             a.d.Version,
 		Now:                 v.At,
-		Sessions:            v.Sessions,
+		Sessions:            displaySessions(v.Sessions),
 		NotificationsPaused: st.PauseNotifications,
 		SecretsSessionOnly:  a.d.Secrets != nil && a.d.Secrets.SessionOnly(),
 		Autostart:           auto,
@@ -306,8 +306,8 @@ func (a *App) Snapshot() Snapshot {
 	}
 	for _, g := range v.Gateways {
 		s.Gateways = append(s.Gateways, GatewayView{
-			Name: g.Gateway, URL: urls[g.Gateway], Kind: firstNonEmpty(g.Kind, "ws"), State: string(g.State), Error: g.Err,
-			MayHaveMissedEvents: g.MayHaveMissedEvents, MissedReason: g.MissedReason, Version: g.Version,
+			Name: g.Gateway, URL: urls[g.Gateway], Kind: firstNonEmpty(g.Kind, "ws"), State: string(g.State), Error: approval.VisibleLine(g.Err),
+			MayHaveMissedEvents: g.MayHaveMissedEvents, MissedReason: approval.VisibleLine(g.MissedReason), Version: approval.VisibleLine(g.Version),
 		})
 	}
 	for _, r := range v.Approvals {

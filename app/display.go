@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/service"
 )
 
 // What the desktop surfaces show of a request. The window gets Go-made
@@ -146,4 +147,17 @@ func trayApproval(r approval.Request) TrayApproval {
 // which servers may read as markup: &, < and > become entities.
 func escapeMarkup(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// displaySessions is the sessions with the gateway's text (title, model,
+// tool, status, last text) shown as approval.VisibleLine; ids stay as they
+// are, since the window sends them back.
+func displaySessions(ss []service.SessionView) []service.SessionView {
+	out := make([]service.SessionView, len(ss))
+	for i, s := range ss {
+		v := approval.VisibleLine
+		s.Title, s.Model, s.Tool, s.Status, s.LastText = v(s.Title), v(s.Model), v(s.Tool), v(s.Status), v(s.LastText)
+		out[i] = s
+	}
+	return out
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/herald-desktop/herald/approval/spooftest"
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/service"
 )
 
 var t0 = time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
@@ -265,4 +266,16 @@ func TestNotificationActionsOnTheDesktop(t *testing.T) {
 	}
 	<-agent2
 	p.waitFor(t, "withdrawn after a terminal answer", func(f *fakePlatform) bool { return slices.Contains(f.withdrawn, key) })
+}
+
+func TestDisplaySessions(t *testing.T) {
+	t.Parallel()
+	in := []service.SessionView{{Gateway: "lab", ID: "s1", Title: "t\u202e", Tool: "terminal: rm -rf ~/x\x1b[2K\rls", Status: "ok\x00", LastText: "a\nb"}}
+	got := displaySessions(in)
+	if got[0].ID != "s1" || got[0].Tool != "terminal: rm -rf ~/x␛[2K⟦CR⟧ls" || got[0].Title != "t⟦U+202E⟧" || got[0].Status != "ok⟦NUL⟧" || got[0].LastText != "a⏎b" {
+		t.Fatalf("%+v", got[0])
+	}
+	if in[0].Title != "t\u202e" {
+		t.Fatal("changed the service's view")
+	}
 }
