@@ -18,7 +18,7 @@ func printPrompt(out *printer, id string, c approval.Change) {
 	r := c.Request
 	switch {
 	case c.Kind == approval.ChangeArrived && r.State == approval.StateFailed:
-		out.line("! %s %s prompt from %s cannot be answered from Herald: %s", id, r.Kind, approval.VisibleLine(r.Gateway), r.Outcome.Error)
+		out.line("! %s %s prompt from %s cannot be answered from Herald: %s", id, r.Kind, approval.VisibleLine(r.Gateway), approval.VisibleLine(r.Outcome.Error))
 	case c.Kind == approval.ChangeArrived:
 		out.line("")
 		out.line("┏ %s %s  %s / %s", strings.ToUpper(string(r.Kind)), id, approval.VisibleLine(r.Gateway), approval.VisibleLine(r.Session))
@@ -45,10 +45,10 @@ func printPrompt(out *printer, id string, c approval.Change) {
 		case approval.StateExpired:
 			out.line("  %s timed out: the agent went on without an answer", id)
 		case approval.StateCancelled:
-			out.line("  %s withdrawn (%s)", id, firstNonEmpty(string(r.Outcome.Reason), r.Outcome.Detail))
+			out.line("  %s withdrawn (%s)", id, approval.VisibleLine(firstNonEmpty(string(r.Outcome.Reason), r.Outcome.Detail)))
 		case approval.StatePending:
 			if r.LastError != "" {
-				out.line("  %s not sent: %s", id, r.LastError)
+				out.line("  %s not sent: %s", id, approval.VisibleLine(r.LastError))
 			}
 		}
 	}

@@ -315,9 +315,9 @@ func printAsk(out *printer, r service.AskResult) error {
 		}
 		where += ")"
 	}
-	out.line("%s: %s (confirmed by the gateway)", approval.VisibleLine(where), r.Status)
+	out.line("%s: %s (confirmed by the gateway)", approval.VisibleLine(where), approval.VisibleLine(r.Status))
 	if r.Note != "" {
-		out.line("note: %s", r.Note)
+		out.line("note: %s", approval.VisibleLine(r.Note))
 	}
 	return nil
 }
@@ -329,17 +329,17 @@ func printEnd(out *printer, ev wire.Event) {
 	}
 	switch d := ev.Data.(type) {
 	case *wire.CompletePayload:
-		out.line("turn %s:", d.Status)
+		out.line("turn %s:", approval.VisibleLine(d.Status))
 		out.line("%s", approval.Visible(d.Text))
 	case *apiserver.RunOutcomePayload:
-		out.line("run %s:", d.Status)
+		out.line("run %s:", approval.VisibleLine(d.Status))
 		text := d.Output
 		if text == "" {
 			text = d.Error
 		}
 		out.line("%s", approval.Visible(text))
 	default:
-		out.line("%s", ev.Kind)
+		out.line("%s", approval.VisibleLine(ev.Kind))
 	}
 }
 
