@@ -24,7 +24,7 @@ import (
 
 // ControlRequest is one command over the control socket.
 type ControlRequest struct {
-	Op            string `json:"op"` // pending | approve | answer | dismiss | log | view
+	Op            string `json:"op"` // pending | approve | answer | dismiss | log | view | window.*
 	Key           string `json:"key,omitempty"`
 	Choice        string `json:"choice,omitempty"`
 	ConfirmAlways bool   `json:"confirm_always,omitempty"`
@@ -38,6 +38,10 @@ type ControlRequest struct {
 	// password or secret value (empty declines). The serving side wipes
 	// it once sent; it is never echoed back or logged.
 	Value []byte `json:"value,omitempty"`
+	// Method and Args are a window call (op window.call): a method bound
+	// to the window and its arguments, each as JSON.
+	Method string            `json:"method,omitempty"`
+	Args   []json.RawMessage `json:"args,omitempty"`
 }
 
 // ControlResponse answers a ControlRequest.
@@ -51,6 +55,10 @@ type ControlResponse struct {
 	Runs     []RunRef           `json:"runs,omitempty"`
 	Stop     *StopResult        `json:"stop,omitempty"`
 	Ask      *AskResult         `json:"ask,omitempty"`
+	// Result is a window call's result; Event one event of a window.events
+	// stream.
+	Result json.RawMessage `json:"result,omitempty"`
+	Event  *WindowEvent    `json:"event,omitempty"`
 }
 
 // DefaultControlPath is $XDG_RUNTIME_DIR/herald/control.sock, or a
@@ -142,6 +150,10 @@ func (s *Service) serveConn(ctx context.Context, c net.Conn) {
 			enc.Encode(ControlResponse{Error: "bad request: the line is not a Herald control request"})
 			continue
 		}
+		if req.Op == opWindowEvents {
+			s.streamWindow(ctx, c, sc, enc)
+			return
+		}
 		enc.Encode(s.handleControl(ctx, req))
 	}
 }
@@ -189,6 +201,8 @@ func (s *Service) handleControl(ctx context.Context, req ControlRequest) Control
 			return ControlResponse{Error: err.Error()}
 		}
 		return ControlResponse{}
+	case opWindowCall, opWindowShow:
+		return s.handleWindow(ctx, req)
 	case "log":
 		es, err := s.History(approval.Filter{Limit: req.Limit, Gateway: req.Gateway})
 		if err != nil {
@@ -201,6 +215,41 @@ func (s *Service) handleControl(ctx context.Context, req ControlRequest) Control
 	return ControlResponse{Error: fmt.Sprintf("unknown operation %q", req.Op)}
 }
 
+// dialControl connects to the Herald serving path after checking that the
+// socket and its folder are private to uid and that its server runs as uid.
+func dialControl(ctx context.Context, path string, uid int) (net.Conn, error) {
+	switch err := checkControlSocket(path, uid); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, ErrNoDaemon
+	case errors.Is(err, ErrUnsafeControl):
+		return nil, err
+	case err != nil:
+		if derr := checkControlDir(filepath.Dir(path), uid); derr != nil {
+			return nil, derr
+		}
+		return nil, fmt.Errorf("cannot check the control socket %s: %v", path, err)
+	}
+	if err := checkControlDir(filepath.Dir(path), uid); err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, ErrNoDaemon
+	}
+	if peer, err := peerUID(c); err != nil {
+		c.Close()
+		return nil, unsafef("cannot tell who serves the control socket %s (%v); not talking to it", path, err)
+	} else if peer != uid {
+		c.Close()
+		return nil, unsafef("the control socket %s is served by another user (uid %d, you are %d), not by your Herald; nothing was sent. Remove it and start Herald again", path, peer, uid)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	return c, nil
+}
+
 // Control sends one request to the Herald serving path. Before sending
 // anything it checks that the socket and its folder are private to this
 // user and that the process serving it runs as this user.
@@ -209,34 +258,11 @@ func Control(ctx context.Context, path string, req ControlRequest) (ControlRespo
 }
 
 func control(ctx context.Context, path string, req ControlRequest, uid int) (ControlResponse, error) {
-	switch err := checkControlSocket(path, uid); {
-	case errors.Is(err, fs.ErrNotExist):
-		return ControlResponse{}, ErrNoDaemon
-	case errors.Is(err, ErrUnsafeControl):
-		return ControlResponse{}, err
-	case err != nil:
-		if derr := checkControlDir(filepath.Dir(path), uid); derr != nil {
-			return ControlResponse{}, derr
-		}
-		return ControlResponse{}, fmt.Errorf("cannot check the control socket %s: %v", path, err)
-	}
-	if err := checkControlDir(filepath.Dir(path), uid); err != nil {
-		return ControlResponse{}, err
-	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", path)
+	c, err := dialControl(ctx, path, uid)
 	if err != nil {
-		return ControlResponse{}, ErrNoDaemon
+		return ControlResponse{}, err
 	}
 	defer c.Close()
-	if peer, err := peerUID(c); err != nil {
-		return ControlResponse{}, unsafef("cannot tell who serves the control socket %s (%v); not talking to it", path, err)
-	} else if peer != uid {
-		return ControlResponse{}, unsafef("the control socket %s is served by another user (uid %d, you are %d), not by your Herald; nothing was sent. Remove it and start Herald again", path, peer, uid)
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		c.SetDeadline(dl)
-	}
 	if err := json.NewEncoder(c).Encode(req); err != nil {
 		return ControlResponse{}, fmt.Errorf("talking to Herald failed: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
@@ -57,6 +58,8 @@ type Service struct {
 	turns turnWaiters
 	src   sources
 	wg    sync.WaitGroup // background work of sources (attaching sessions)
+	// window serves window processes (see SetWindowHost).
+	window atomic.Pointer[windowHost]
 
 	mu       sync.Mutex
 	sessions map[string]*SessionView // by gateway + "/" + session
