@@ -1,0 +1,216 @@
+package desktop
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/godbus/dbus/v5"
+)
+
+const (
+	notifyName  = "org.freedesktop.Notifications"
+	notifyPath  = "/org/freedesktop/Notifications"
+	notifyIface = "org.freedesktop.Notifications"
+)
+
+// Notification is one desktop notification.
+type Notification struct {
+	// ID is Herald's own id (an approval key); Notify with the same ID
+	// replaces the notification.
+	ID    string
+	Title string
+	Body  string
+	// Actions are (id, label) pairs shown as buttons.
+	Actions [][2]string
+	// Urgent notifications (approvals) stay until answered or dismissed.
+	Urgent bool
+}
+
+// DBusNotifier shows notifications through the desktop's notification
+// server over the session bus, and reports clicks and action buttons:
+// ActionInvoked with "default" for a click on the body.
+type DBusNotifier struct {
+	conn    *dbus.Conn
+	markup  bool // the server reads <b> & co. in bodies: escape them
+	sig     chan *dbus.Signal
+	done    chan struct{}
+	stopped sync.WaitGroup
+
+	mu       sync.Mutex
+	byKey    map[string]uint32
+	byID     map[uint32]string
+	onAction func(id, action string)
+}
+
+// NewDBusNotifier connects to the session bus. It fails when there is no
+// bus or no notification server, saying so.
+func NewDBusNotifier() (*DBusNotifier, error) {
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		return nil, fmt.Errorf("no D-Bus session bus for notifications (%v): notifications are off, the tray and the window still work", err)
+	}
+	n, err := newDBusNotifier(conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+func newDBusNotifier(conn *dbus.Conn) (*DBusNotifier, error) {
+	obj := conn.Object(notifyName, notifyPath)
+	var caps []string
+	if err := obj.Call(notifyIface+".GetCapabilities", 0).Store(&caps); err != nil {
+		return nil, fmt.Errorf("no desktop notification server (%v): notifications are off, the tray and the window still work", err)
+	}
+	n := &DBusNotifier{
+		conn:  conn,
+		sig:   make(chan *dbus.Signal, 64),
+		done:  make(chan struct{}),
+		byKey: map[string]uint32{},
+		byID:  map[uint32]string{},
+	}
+	for _, c := range caps {
+		if c == "body-markup" {
+			n.markup = true
+		}
+	}
+	for _, member := range []string{"ActionInvoked", "NotificationClosed"} {
+		if err := conn.AddMatchSignal(dbus.WithMatchObjectPath(notifyPath), dbus.WithMatchInterface(notifyIface), dbus.WithMatchMember(member)); err != nil {
+			return nil, fmt.Errorf("cannot follow notification clicks: %v", err)
+		}
+	}
+	conn.Signal(n.sig)
+	n.stopped.Add(1)
+	go n.loop()
+	return n, nil
+}
+
+// OnAction sets the handler for clicks ("default") and action buttons. It
+// runs on its own goroutine.
+func (n *DBusNotifier) OnAction(fn func(id, action string)) {
+	n.mu.Lock()
+	n.onAction = fn
+	n.mu.Unlock()
+}
+
+// Notify shows n, replacing the one with the same ID.
+func (n *DBusNotifier) Notify(x Notification) error {
+	actions := []string{"default", "Open"}
+	for _, a := range x.Actions {
+		actions = append(actions, a[0], a[1])
+	}
+	body := x.Body
+	if n.markup {
+		body = escapeMarkup(body)
+	}
+	hints := map[string]dbus.Variant{
+		"x-notification-id": dbus.MakeVariant(x.ID),
+		"desktop-entry":     dbus.MakeVariant("herald"),
+	}
+	timeout := int32(-1)
+	if x.Urgent {
+		hints["urgency"] = dbus.MakeVariant(byte(2))
+		timeout = 0 // never expires: an approval waits for the user
+	}
+	// Hold the lock across the call: an ActionInvoked for the new id
+	// waits until the id is filed under its key.
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var id uint32
+	err := n.conn.Object(notifyName, notifyPath).Call(notifyIface+".Notify", 0,
+		"Herald", n.byKey[x.ID], "", x.Title, body, actions, hints, timeout).Store(&id)
+	if err != nil {
+		return fmt.Errorf("the desktop did not show the notification: %v", err)
+	}
+	if old, ok := n.byKey[x.ID]; ok && old != id {
+		delete(n.byID, old)
+	}
+	n.byKey[x.ID] = id
+	n.byID[id] = x.ID
+	return nil
+}
+
+// Withdraw closes the notification with this ID, if it is up.
+func (n *DBusNotifier) Withdraw(key string) error {
+	n.mu.Lock()
+	id, ok := n.byKey[key]
+	delete(n.byKey, key)
+	delete(n.byID, id)
+	n.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return n.conn.Object(notifyName, notifyPath).Call(notifyIface+".CloseNotification", 0, id).Err
+}
+
+// Close stops following clicks and closes the bus connection.
+func (n *DBusNotifier) Close() error {
+	select {
+	case <-n.done:
+		return nil
+	default:
+	}
+	close(n.done)
+	n.conn.RemoveSignal(n.sig)
+	n.stopped.Wait()
+	return n.conn.Close()
+}
+
+func (n *DBusNotifier) loop() {
+	defer n.stopped.Done()
+	for {
+		select {
+		case <-n.done:
+			return
+		case s, ok := <-n.sig:
+			if !ok {
+				return
+			}
+			n.handle(s)
+		}
+	}
+}
+
+func (n *DBusNotifier) handle(s *dbus.Signal) {
+	if s == nil || s.Path != notifyPath || len(s.Body) < 2 {
+		return
+	}
+	id, ok := s.Body[0].(uint32)
+	if !ok {
+		return
+	}
+	n.mu.Lock()
+	key, known := n.byID[id]
+	fn := n.onAction
+	switch s.Name {
+	case notifyIface + ".NotificationClosed":
+		if known {
+			delete(n.byID, id)
+			delete(n.byKey, key)
+		}
+		n.mu.Unlock()
+		return
+	case notifyIface + ".ActionInvoked":
+	default:
+		n.mu.Unlock()
+		return
+	}
+	n.mu.Unlock()
+	action, _ := s.Body[1].(string)
+	if !known || fn == nil || action == "" {
+		return // another app's notification, or one already withdrawn
+	}
+	go fn(key, action)
+}
+
+// escapeMarkup keeps a server that reads markup from interpreting a
+// command's text (<b>, &amp;) as formatting.
+func escapeMarkup(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// ErrNoWindow means the window program could not be found or started.
+var ErrNoWindow = errors.New("the window program (herald-window) was not found next to herald: reinstall Herald, or set HERALD_WINDOW_BINARY")
