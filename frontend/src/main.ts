@@ -1,5 +1,8 @@
 import { mount } from "svelte";
 import App from "./App.svelte";
 import "./app.css";
+import { installForwarder } from "./lib/forward";
+
+installForwarder(); // before anything calls window.go.app.App
 
 mount(App, { target: document.getElementById("app")! });

@@ -1,10 +1,12 @@
 // The window talks only to app/ through Wails' bindings (window.go.app.App)
 // and runtime events. This is the one place that knows those names.
+import { installForwarder } from "./forward";
 import type { AddGatewayRequest, AskResult, GatewayFormView, HistoryEntry, ProbeResult, RunRef, Snapshot, StopResult, TestResult } from "./types";
 
 type Bound = Record<string, (...args: unknown[]) => Promise<unknown>>;
 
 function app(): Bound {
+  installForwarder(); // the window as its own process (Linux): see forward.ts
   const w = window as unknown as { go?: { app?: { App?: Bound } } };
   const a = w.go?.app?.App;
   if (!a) throw new Error("Herald's backend is not available (not running inside Herald?)");

@@ -1,0 +1,260 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/token"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+
+	native "github.com/herald-desktop/herald/desktop"
+	"github.com/herald-desktop/herald/service"
+)
+
+// The split process model (Linux). The always-on Herald runs the App with
+// a headless Platform: notifications over D-Bus, the tray, the service and
+// the control socket, and no web view. The window is a child process
+// (Window, in window.go) started on demand; it calls the App's bound
+// methods through CallWindow and follows its events through
+// SubscribeWindow, both over the control socket, and exits when closed.
+
+// Events the window process handles itself rather than passing to the page.
+const (
+	EventShow = "herald:show" // raise the window
+	EventQuit = "herald:quit" // Herald quits: close the window
+)
+
+// Notifier shows desktop notifications without a window (native.DBusNotifier).
+type Notifier interface {
+	Notify(native.Notification) error
+	Withdraw(id string) error
+	OnAction(func(id, action string))
+}
+
+// WindowLauncher starts the window process (native.Launcher).
+type WindowLauncher interface {
+	Running() bool
+	Start() (bool, error)
+}
+
+// HeadlessPlatform is the Platform of the always-on process: events go to
+// whichever window process follows them, ShowWindow starts one.
+type HeadlessPlatform struct {
+	// Notes shows notifications; nil runs without them.
+	Notes Notifier
+	// Window starts the window process; nil runs without a window.
+	Window WindowLauncher
+	// OnQuit ends the process (tray Quit).
+	OnQuit func()
+	Log    *slog.Logger
+
+	hub windowHub
+}
+
+// Emit sends an event to the window process, if one follows.
+func (p *HeadlessPlatform) Emit(name string, data any) { p.hub.emit(name, data) }
+
+// ShowWindow raises the window, starting its process if needed.
+func (p *HeadlessPlatform) ShowWindow() {
+	if err := p.showWindow(); err != nil && p.Log != nil {
+		p.Log.Warn(err.Error())
+	}
+}
+
+func (p *HeadlessPlatform) showWindow() error {
+	if p.Window == nil {
+		return errors.New("this Herald runs without a window")
+	}
+	started, err := p.Window.Start()
+	if err != nil {
+		return err
+	}
+	if !started {
+		p.hub.emit(EventShow, nil)
+	}
+	return nil
+}
+
+// Notify shows a notification; approvals (with actions) stay up.
+func (p *HeadlessPlatform) Notify(n Notification) error {
+	if p.Notes == nil {
+		return nil
+	}
+	return p.Notes.Notify(native.Notification{ID: n.ID, Title: n.Title, Body: n.Body, Actions: n.Actions, Urgent: len(n.Actions) > 0})
+}
+
+// Withdraw removes a notification.
+func (p *HeadlessPlatform) Withdraw(id string) error {
+	if p.Notes == nil {
+		return nil
+	}
+	return p.Notes.Withdraw(id)
+}
+
+// OnNotificationAction registers the click and action-button handler.
+func (p *HeadlessPlatform) OnNotificationAction(fn func(id, action string)) {
+	if p.Notes != nil {
+		p.Notes.OnAction(fn)
+	}
+}
+
+// Quit ends Herald and closes the window.
+func (p *HeadlessPlatform) Quit() {
+	p.hub.emit(EventQuit, nil)
+	if p.OnQuit != nil {
+		p.OnQuit()
+	}
+}
+
+// windowHub fans events out to window processes. Events sent while no
+// window follows (an approval to open, a raise) wait for the next one;
+// snapshots do not, the window fetches its own when it opens.
+type windowHub struct {
+	mu     sync.Mutex
+	subs   map[chan service.WindowEvent]struct{}
+	queued []service.WindowEvent
+}
+
+const (
+	hubBuffer = 64
+	hubQueue  = 16
+)
+
+func (h *windowHub) emit(name string, data any) {
+	var raw json.RawMessage
+	if data != nil {
+		b, err := json.Marshal(data)
+		if err != nil {
+			return
+		}
+		raw = b
+	}
+	ev := service.WindowEvent{Name: name, Data: raw}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.subs) == 0 {
+		if name != EventSnapshot && name != EventQuit && len(h.queued) < hubQueue {
+			h.queued = append(h.queued, ev)
+		}
+		return
+	}
+	for ch := range h.subs {
+		select {
+		case ch <- ev:
+		default: // a stuck window misses this one; snapshots carry everything
+		}
+	}
+}
+
+func (h *windowHub) subscribe() (<-chan service.WindowEvent, func()) {
+	ch := make(chan service.WindowEvent, hubBuffer)
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[chan service.WindowEvent]struct{}{}
+	}
+	h.subs[ch] = struct{}{}
+	for _, ev := range h.queued {
+		ch <- ev
+	}
+	h.queued = nil
+	h.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			h.mu.Lock()
+			delete(h.subs, ch)
+			h.mu.Unlock()
+		})
+	}
+}
+
+// windowHost serves window processes over the control socket for an App
+// running on a HeadlessPlatform.
+type windowHost struct {
+	a *App
+	p *HeadlessPlatform
+}
+
+// StartHeadless runs the App without a web view: it installs p, starts the
+// tray, serves window processes over the control socket and connects.
+func (a *App) StartHeadless(p *HeadlessPlatform) error {
+	a.svc.SetWindowHost(windowHost{a: a, p: p})
+	a.Attach(p)
+	if a.d.NewTray != nil {
+		t, err := a.d.NewTray(a)
+		if err != nil {
+			a.warn("no system tray: " + err.Error())
+		} else {
+			a.mu.Lock()
+			a.tray = t
+			a.mu.Unlock()
+		}
+	}
+	err := a.Start()
+	a.push()
+	return err
+}
+
+func (h windowHost) CallWindow(ctx context.Context, method string, args []json.RawMessage) (json.RawMessage, error) {
+	return h.a.callBound(method, args)
+}
+
+func (h windowHost) SubscribeWindow() (<-chan service.WindowEvent, func()) {
+	return h.p.hub.subscribe()
+}
+
+func (h windowHost) ShowWindow() error { return h.p.showWindow() }
+
+// notForWindow are the App's exported methods that are not the window's
+// to call: lifecycle, the tray's own, and the split's plumbing. Wails binds
+// every other exported method, so the window process gets the same set.
+var notForWindow = map[string]bool{
+	"Start": true, "Startup": true, "Shutdown": true, "Close": true, "Attach": true,
+	"Service": true, "SecondInstance": true, "StartHeadless": true,
+}
+
+var errorType = reflect.TypeFor[error]()
+
+// callBound runs one of the App's window methods by name with JSON
+// arguments, as Wails does for the window in a single process.
+func (a *App) callBound(method string, args []json.RawMessage) (json.RawMessage, error) {
+	if !token.IsExported(method) || notForWindow[method] || strings.HasPrefix(method, "Tray") {
+		return nil, fmt.Errorf("the window cannot call %q", method)
+	}
+	m := reflect.ValueOf(a).MethodByName(method)
+	if !m.IsValid() {
+		return nil, fmt.Errorf("the window called %q, which this Herald does not have: is the window program from another version?", method)
+	}
+	t := m.Type()
+	if t.IsVariadic() || t.NumIn() != len(args) {
+		return nil, fmt.Errorf("%s takes %d arguments, the window sent %d", method, t.NumIn(), len(args))
+	}
+	in := make([]reflect.Value, len(args))
+	for i, raw := range args {
+		v := reflect.New(t.In(i))
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, v.Interface()); err != nil {
+				return nil, fmt.Errorf("%s: argument %d does not decode: %v", method, i+1, err)
+			}
+		}
+		in[i] = v.Elem()
+	}
+	var result any
+	for _, o := range m.Call(in) {
+		if o.Type() == errorType {
+			if !o.IsNil() {
+				return nil, o.Interface().(error)
+			}
+			continue
+		}
+		result = o.Interface()
+	}
+	if result == nil {
+		return nil, nil
+	}
+	return json.Marshal(result)
+}
