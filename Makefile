@@ -1,6 +1,9 @@
 # Herald build and test entry points. See README.md.
 TAGS := desktop,production,webkit2_41
 BIN  := build/bin/herald
+# The window program: on Linux herald (no GTK, no WebKit) is the always-on
+# process and starts herald-window only while the window is open.
+WINDOW_BIN := build/bin/herald-window
 
 # The version: wails.json's productVersion, plus the commit in a checkout.
 VERSION_BASE := $(shell sed -n 's/.*"productVersion": *"\([^"]*\)".*/\1/p' wails.json)
@@ -35,7 +38,8 @@ frontend:
 	cd frontend && npm ci --no-audit --no-fund && npm run build
 
 build: frontend
-	go build -tags $(TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
+	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
+	go build -tags $(TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $(WINDOW_BIN) .
 
 # install, uninstall and dist use the binary there is, building it if none.
 $(BIN):
@@ -56,7 +60,7 @@ ui-test: frontend
 	cd frontend && npm test
 
 desktop: build
-	@echo "desktop binary: $(BIN) $$(stat -c %s $(BIN)) bytes"
+	@echo "desktop binaries: $(BIN) $$(stat -c %s $(BIN)) bytes, $(WINDOW_BIN) $$(stat -c %s $(WINDOW_BIN)) bytes"
 
 # Redraw the icon files in build/ from package brand.
 icons:
@@ -65,6 +69,7 @@ icons:
 # Install for this user: the binary, the app-menu entry and the icons.
 install: $(BIN)
 	install -Dm755 $(BIN) $(DESTDIR)$(BINDIR)/herald
+	install -Dm755 $(WINDOW_BIN) $(DESTDIR)$(BINDIR)/herald-window
 	install -d $(DESTDIR)$(DATADIR)/applications
 	sed -e 's|^Exec=herald$$|Exec=$(DESKTOP_EXEC)|' -e 's|^TryExec=herald$$|TryExec=$(DESKTOP_EXEC)|' \
 	  build/linux/herald.desktop > $(DESTDIR)$(DATADIR)/applications/herald.desktop
@@ -75,7 +80,7 @@ install: $(BIN)
 	@echo "installed: $(DESTDIR)$(BINDIR)/herald and Herald in the app menu"
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/herald $(DESTDIR)$(DATADIR)/applications/herald.desktop
+	rm -f $(DESTDIR)$(BINDIR)/herald $(DESTDIR)$(BINDIR)/herald-window $(DESTDIR)$(DATADIR)/applications/herald.desktop
 	cd build/linux/icons && find hicolor -type f | while read -r f; do rm -f "$(DESTDIR)$(DATADIR)/icons/$$f"; done
 	@if [ -z "$(DESTDIR)" ]; then $(MAKE) --no-print-directory refresh-caches; fi
 

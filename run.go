@@ -50,6 +50,7 @@ func routeOf(args []string) route {
 type desktopFlags struct {
 	hidden bool
 	noTray bool
+	window bool // the window process of the split model (main_split.go)
 }
 
 func parseDesktopFlags(args []string) (desktopFlags, error) {
@@ -58,6 +59,7 @@ func parseDesktopFlags(args []string) (desktopFlags, error) {
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&f.hidden, "hidden", false, "start in the tray without showing the window")
 	fs.BoolVar(&f.noTray, "no-tray", false, "run without a tray icon")
+	fs.BoolVar(&f.window, "window", false, "internal: be the window process of a running Herald")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -70,7 +72,7 @@ func parseDesktopFlags(args []string) (desktopFlags, error) {
 // run is herald's whole command line: it returns the exit code. A panic
 // on this goroutine becomes one line and a crash log, never a trace.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return guard(stderr, crashDir(), func() int { return dispatch(args, stdin, stdout, stderr, os.Getenv, runDesktop) })
+	return guard(stderr, crashDir(), func() int { return dispatch(args, stdin, stdout, stderr, os.Getenv, runApp) })
 }
 
 // dispatch runs what args ask for; desktop runs the window.

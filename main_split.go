@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/herald-desktop/herald/app"
+	"github.com/herald-desktop/herald/approval"
+	native "github.com/herald-desktop/herald/desktop"
+	"github.com/herald-desktop/herald/service"
+	"github.com/wailsapp/wails/v2"
+	"github.com/wailsapp/wails/v2/pkg/options"
+	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
+)
+
+// Two process models (see README, "Memory"):
+//
+//   - split (Linux): `herald`, built without the desktop tag, so without
+//     GTK or WebKit, is the always-on process: tray, D-Bus notifications,
+//     push channels, control socket. The window is `herald-window --window`,
+//     the desktop build, started on demand and gone when closed.
+//   - single process (macOS, Windows, or the desktop build started without
+//     --window): one Wails process holds everything, as before.
+
+// runApp picks the process model for a desktop launch.
+func runApp(f desktopFlags) error {
+	switch {
+	case f.window:
+		if !windowBinary {
+			return errors.New("this herald is built without a window: the window program is herald-window (make build)")
+		}
+		return runWindow()
+	case !windowBinary && runtime.GOOS == "linux":
+		return runDaemon(f)
+	}
+	return runDesktop(f)
+}
+
+// runDaemon is the always-on process of the split model.
+func runDaemon(f desktopFlags) error {
+	control := service.DefaultControlPath()
+	// A second launch raises the running Herald's window and ends.
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	err := service.ShowWindow(sctx, control)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	settings, err := app.NewSettingsStore(os.Getenv("HERALD_CONFIG_DIR"))
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	store, err := approval.OpenStore(filepath.Join(settings.Dir(), "audit.db"), approval.StoreOptions{})
+	if err != nil {
+		log.Warn("the approval history is unavailable", "err", err)
+		store = nil
+	}
+	deps := app.Deps{
+		Version:  version,
+		Settings: settings,
+		Secrets:  app.NewSecrets(app.OSKeyring{}),
+		Logger:   log,
+		Control:  control,
+	}
+	if store != nil {
+		deps.Store = store
+		defer store.Close()
+	}
+	if !f.noTray {
+		deps.NewTray = app.NewSystrayTray
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	p := &app.HeadlessPlatform{Log: log, OnQuit: stop}
+	notes, err := native.NewDBusNotifier()
+	if err != nil {
+		log.Warn(err.Error())
+	} else {
+		p.Notes = notes
+		defer notes.Close()
+	}
+	var win *native.Launcher
+	if bin, err := native.WindowBinary(); err != nil {
+		log.Warn(err.Error())
+	} else {
+		win = &native.Launcher{Path: bin, Args: []string{"--window"}, Log: log}
+		p.Window = win
+	}
+	a := app.New(deps)
+	if err := a.StartHeadless(p); err != nil {
+		log.Warn(err.Error())
+	}
+	if !f.hidden {
+		p.ShowWindow()
+	}
+	<-ctx.Done()
+	if win != nil {
+		win.Stop(3 * time.Second) // it got EventQuit; make sure
+	}
+	a.Close()
+	return nil
+}
+
+// runWindow is the window process of the split model: the page, bound to
+// app.Window, which forwards to the always-on Herald.
+func runWindow() error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	w := app.NewWindow(service.DefaultControlPath(), log)
+	err := wails.Run(&options.App{
+		Title:  "Herald",
+		Width:  1100,
+		Height: 760,
+		Linux: &linux.Options{
+			Icon:             appIcon,
+			ProgramName:      "herald",
+			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
+		},
+		MinWidth:    720,
+		MinHeight:   480,
+		AssetServer: &assetserver.Options{Assets: assets},
+		OnStartup:   func(ctx context.Context) { app.WindowStartup(w, ctx) },
+		OnDomReady:  func(ctx context.Context) { app.WindowDomReady(w, ctx) },
+		Bind:        []any{w},
+	})
+	if err != nil {
+		return errors.New("could not open the window: " + err.Error())
+	}
+	return nil
+}
