@@ -92,7 +92,7 @@ func runDaemon(f desktopFlags) error {
 	if bin, err := native.WindowBinary(); err != nil {
 		log.Warn(err.Error())
 	} else {
-		win = &native.Launcher{Path: bin, Args: []string{"--window"}, Log: log}
+		win = &native.Launcher{Path: bin, Name: "herald", Args: []string{"--window"}, Log: log}
 		p.Window = win
 	}
 	a := app.New(deps)
@@ -120,7 +120,7 @@ func runWindow() error {
 		Width:  1100,
 		Height: 760,
 		Linux: &linux.Options{
-			Icon:             appIcon,
+			Icon:             windowIcon,
 			ProgramName:      "herald",
 			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
 		},

@@ -35,6 +35,10 @@ type Launcher struct {
 	// Path and Args are the program to run (WindowBinary, "window").
 	Path string
 	Args []string
+	// Name, when set, is the child's argv[0]: GTK names the window's
+	// WM_CLASS after it before Wails can, and the desktop entry's
+	// StartupWMClass is "herald", not "herald-window".
+	Name string
 	// Env is added to this process's environment.
 	Env []string
 	// Log receives the child's exits.
@@ -61,6 +65,9 @@ func (l *Launcher) Start() (bool, error) {
 		return false, nil
 	}
 	cmd := exec.Command(l.Path, l.Args...)
+	if l.Name != "" {
+		cmd.Args[0] = l.Name
+	}
 	cmd.Env = append(os.Environ(), l.Env...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
