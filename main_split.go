@@ -115,17 +115,22 @@ func runDaemon(f desktopFlags) error {
 func runWindow() error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	w := app.NewWindow(service.DefaultControlPath(), log)
+	winW, winH := app.DefaultWindowWidth, app.DefaultWindowHeight
+	if settings, err := app.NewSettingsStore(os.Getenv("HERALD_CONFIG_DIR")); err == nil {
+		st, _ := settings.Load()
+		winW, winH = app.InitialWindowSize(st)
+	}
 	err := wails.Run(&options.App{
 		Title:  "Herald",
-		Width:  1100,
-		Height: 760,
+		Width:  winW,
+		Height: winH,
 		Linux: &linux.Options{
 			Icon:             windowIcon,
 			ProgramName:      "herald",
 			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
 		},
-		MinWidth:    720,
-		MinHeight:   480,
+		MinWidth:    app.MinWindowWidth,
+		MinHeight:   app.MinWindowHeight,
 		AssetServer: &assetserver.Options{Assets: assets},
 		OnStartup:   func(ctx context.Context) { app.WindowStartup(w, ctx) },
 		OnDomReady:  func(ctx context.Context) { app.WindowDomReady(w, ctx) },
