@@ -610,6 +610,9 @@ func (h *harness) pressUntilAnswered(win, key, k string) {
 		if _, err := h.e.run(10*time.Second, "xdotool", "windowfocus", "--sync", win); err != nil {
 			h.t.Logf("focusing the window: %v", err)
 		}
+		// The window ignores shortcuts for 700 ms after its focus changes
+		// (frontend/src/lib/keyguard.ts), as a person's key would be.
+		time.Sleep(time.Second)
 		if _, err := h.e.run(10*time.Second, "xdotool", "key", "--clearmodifiers", k); err != nil {
 			h.t.Fatal(err)
 		}
