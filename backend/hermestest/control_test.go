@@ -185,3 +185,35 @@ func TestNoticesReachTheAttachedClient(t *testing.T) {
 		})
 	}
 }
+
+// TestBusySubmitInterruptsAndQueues follows capture 10_protocol_probe: a
+// prompt.submit during a turn answers "queued", the running turn ends
+// "interrupted", and the queued text runs next.
+func TestBusySubmitInterruptsAndQueues(t *testing.T) {
+	t.Parallel()
+	for _, d := range []Dialect{Legacy, Modern} {
+		t.Run(d.String(), func(t *testing.T) {
+			t.Parallel()
+			s := NewServer(Options{Dialect: d})
+			defer s.Close()
+			ws := dial(t, s, nil)
+			defer ws.Close()
+			sid := newSession(t, ws)
+			rpc(t, ws, 2, "prompt.submit", map[string]any{"session_id": sid, "text": "hold"})
+			untilEvent(t, ws, "message.delta")
+			res, _ := rpc(t, ws, 3, "prompt.submit", map[string]any{"session_id": sid, "text": "queued follow-up"})
+			if r, _ := res["result"].(map[string]any); r["status"] != "queued" {
+				t.Fatalf("busy submit answered %v", res)
+			}
+			first, _ := untilEvent(t, ws, "message.complete")
+			if first["status"] != "interrupted" {
+				t.Fatalf("the running turn ended %v", first)
+			}
+			_, seen := untilEvent(t, ws, "message.start")
+			second, _ := untilEvent(t, ws, "message.complete")
+			if second["status"] != "complete" || second["text"] != "stub answer: queued follow-up" {
+				t.Fatalf("the queued turn ended %v (after %v)", second, seen)
+			}
+		})
+	}
+}

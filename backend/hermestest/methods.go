@@ -154,6 +154,14 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		fs.hasRow = true
 		s.notifyLocked()
 		if fs.running {
+			// display.busy_input_mode "interrupt" (Hermes' default): the
+			// running turn is interrupted and the new text runs next
+			// (capture 10_protocol_probe, "busy submit").
+			fs.queued = str("text")
+			if fs.intr != nil {
+				close(fs.intr)
+				fs.intr = nil
+			}
 			return map[string]any{"status": "queued"}, nil
 		}
 		s.startTurnLocked(fs, str("text"))
@@ -390,5 +398,9 @@ func (s *Server) runAgent(fs *fsession, text string, stop, intr, release chan st
 	fs.running = false
 	fs.stop, fs.intr, fs.release = nil, nil, nil
 	s.emitLocked(fs, "session.info", s.info(fs))
+	if next := fs.queued; next != "" {
+		fs.queued = ""
+		s.startTurnLocked(fs, next)
+	}
 	s.notifyLocked()
 }

@@ -36,6 +36,7 @@ type fsession struct {
 	created, lastActive time.Time
 	userText, inflight  string        // the running turn's prompt and streamed text
 	release             chan struct{} // ends a "hold" turn
+	queued              string        // a prompt submitted during a turn
 }
 
 func (fs *fsession) stopAgent() {
@@ -44,6 +45,7 @@ func (fs *fsession) stopAgent() {
 		fs.stop = nil
 	}
 	fs.intr = nil
+	fs.queued = ""
 	for _, a := range fs.pending {
 		a.finish("")
 	}
