@@ -18,7 +18,9 @@ var runEnds = map[string]bool{"run.completed": true, "run.failed": true, "run.ca
 // ("BLOCKED: Command timed out ...") says how; otherwise a cancelled run
 // interrupted them and a finished one settled them elsewhere.
 func (in *Inbox) runEndLocked(ev wire.Event, now time.Time) {
-	live := in.sessionLocked(ev, func(it *item) bool { return it.State.Live() })
+	// A request being answered is left to the answer's result: the run
+	// may have ended because of that very answer.
+	live := in.sessionLocked(ev, func(it *item) bool { return it.State == StatePending })
 	if len(live) == 0 {
 		return
 	}
