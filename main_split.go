@@ -99,6 +99,14 @@ func runDaemon(f desktopFlags) error {
 	if err := a.StartHeadless(p); err != nil {
 		log.Warn(err.Error())
 	}
+	// After a sleep or a network change every link is checked at once
+	// (redialed at once after a sleep), not at its next heartbeat.
+	if err := native.WatchWake(ctx, func(r native.WakeReason) {
+		log.Info("checking every gateway link", "why", string(r))
+		a.Service().Pool().CheckLinks()
+	}); err != nil {
+		log.Info(err.Error())
+	}
 	if !f.hidden {
 		p.ShowWindow()
 	}

@@ -42,6 +42,8 @@ type DBusNotifier struct {
 	byKey    map[string]uint32
 	byID     map[uint32]string
 	onAction func(id, action string)
+	// spawn runs a handler off the signal loop (tests run it inline).
+	spawn func(func())
 }
 
 // NewDBusNotifier connects to the session bus. It fails when there is no
@@ -202,6 +204,10 @@ func (n *DBusNotifier) handle(s *dbus.Signal) {
 	action, _ := s.Body[1].(string)
 	if !known || fn == nil || action == "" {
 		return // another app's notification, or one already withdrawn
+	}
+	if n.spawn != nil {
+		n.spawn(func() { fn(key, action) })
+		return
 	}
 	go fn(key, action)
 }

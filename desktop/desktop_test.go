@@ -1,0 +1,67 @@
+package desktop
+
+import (
+	"testing"
+
+	"github.com/godbus/dbus/v5"
+)
+
+func TestWakeReason(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		sig  *dbus.Signal
+		want WakeReason
+		ok   bool
+	}{
+		{"resumed", &dbus.Signal{Name: login1Iface + ".PrepareForSleep", Body: []any{false}}, Resumed, true},
+		{"going to sleep", &dbus.Signal{Name: login1Iface + ".PrepareForSleep", Body: []any{true}}, "", false},
+		{"network up", &dbus.Signal{Name: nmIface + ".StateChanged", Body: []any{uint32(70)}}, NetworkChanged, true},
+		{"network connecting", &dbus.Signal{Name: nmIface + ".StateChanged", Body: []any{uint32(40)}}, "", false},
+		{"wrong type", &dbus.Signal{Name: nmIface + ".StateChanged", Body: []any{"70"}}, "", false},
+		{"no body", &dbus.Signal{Name: login1Iface + ".PrepareForSleep"}, "", false},
+		{"other signal", &dbus.Signal{Name: "org.example.Foo", Body: []any{false}}, "", false},
+		{"nil", nil, "", false},
+	}
+	for _, tc := range tests {
+		got, ok := wakeReason(tc.sig)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %q %v, want %q %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestNotifierSignals: clicks and buttons reach the handler under
+// Herald's own id; other apps' notifications and closed ones do not.
+func TestNotifierSignals(t *testing.T) {
+	t.Parallel()
+	n := &DBusNotifier{byKey: map[string]uint32{"k1": 7}, byID: map[uint32]string{7: "k1"}, spawn: func(f func()) { f() }}
+	got := make(chan string, 4)
+	n.OnAction(func(id, action string) { got <- id + "/" + action })
+	sig := func(member string, body ...any) *dbus.Signal {
+		return &dbus.Signal{Path: notifyPath, Name: notifyIface + "." + member, Body: body}
+	}
+	n.handle(sig("ActionInvoked", uint32(99), "once")) // not Herald's
+	n.handle(sig("ActionInvoked", uint32(7), "once"))
+	if g := <-got; g != "k1/once" {
+		t.Fatalf("action reached the app as %q", g)
+	}
+	n.handle(sig("NotificationClosed", uint32(7), uint32(2)))
+	n.handle(sig("ActionInvoked", uint32(7), "deny")) // after it closed
+	n.handle(&dbus.Signal{Path: "/elsewhere", Name: notifyIface + ".ActionInvoked", Body: []any{uint32(7), "deny"}})
+	select {
+	case g := <-got:
+		t.Fatalf("a stale action reached the app: %q", g)
+	default:
+	}
+	if len(n.byKey) != 0 || len(n.byID) != 0 {
+		t.Fatalf("closed notification still filed: %v %v", n.byKey, n.byID)
+	}
+}
+
+func TestEscapeMarkup(t *testing.T) {
+	t.Parallel()
+	if got, want := escapeMarkup(`echo "<b>x</b>" && rm a>b`), `echo "&lt;b&gt;x&lt;/b&gt;" &amp;&amp; rm a&gt;b`; got != want {
+		t.Fatalf("escapeMarkup = %q, want %q", got, want)
+	}
+}
