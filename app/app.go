@@ -212,11 +212,12 @@ func (a *App) onNotificationAction(id, action string) {
 		if err := a.svc.Answer(ctx, id, action, "notification", false); err != nil {
 			a.warn(err.Error())
 		}
-	case ActionOpen:
+	case ActionOpen, ActionDefault:
 		a.openApproval(id)
 	default:
-		// ActionDefault: a click on the body, or a dismissal (Wails cannot
-		// tell them apart); dismissing must not raise the window.
+		// ActionClickedOrDismissed (Wails cannot tell a click on the body
+		// from a dismissal) or anything unknown: dismissing must never
+		// raise the window.
 	}
 }
 

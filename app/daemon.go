@@ -84,7 +84,15 @@ func (p *HeadlessPlatform) Notify(n Notification) error {
 	if p.Notes == nil {
 		return nil
 	}
-	return p.Notes.Notify(native.Notification{ID: n.ID, Title: n.Title, Body: n.Body, Actions: n.Actions, Urgent: len(n.Actions) > 0})
+	// The D-Bus notifier offers "Open" itself (the default action: a click
+	// on the body; a dismissal is reported apart), so ActionOpen goes.
+	actions := make([][2]string, 0, len(n.Actions))
+	for _, a := range n.Actions {
+		if a[0] != ActionOpen {
+			actions = append(actions, a)
+		}
+	}
+	return p.Notes.Notify(native.Notification{ID: n.ID, Title: n.Title, Body: n.Body, Actions: actions, Urgent: len(n.Actions) > 0})
 }
 
 // Withdraw removes a notification.

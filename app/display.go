@@ -21,13 +21,17 @@ import (
 const (
 	// ActionOpen is the notification's "Open…" button.
 	ActionOpen = "open"
-	// ActionDefault is a click on the notification's body. Wails on Linux
-	// reports a dismissal (the close button) the same way
-	// (internal/frontend/desktop/linux/notifications.go answers reason 2
-	// of NotificationClosed with DEFAULT_ACTION), so Herald cannot tell
-	// them apart and does nothing for it: dismissing must not raise the
-	// window. "Open…" raises it.
+	// ActionDefault is a click on the notification's body (the
+	// freedesktop "default" action): it opens the request, like Open….
+	// Dismissing a notification (NotificationClosed) is no action at all.
 	ActionDefault = "default"
+	// ActionClickedOrDismissed is what the Wails platform reports for
+	// Wails' DEFAULT_ACTION: on Linux Wails answers a dismissal (reason 2
+	// of NotificationClosed, the close button) with it too
+	// (internal/frontend/desktop/linux/notifications.go), so Herald cannot
+	// tell a click from a dismissal and does nothing: dismissing must never
+	// raise the window. Open… does.
+	ActionClickedOrDismissed = "clicked-or-dismissed"
 )
 
 // Byte limits of the one-line surfaces (UTF-8-safe, see approval.Truncate).

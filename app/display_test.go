@@ -223,12 +223,12 @@ func TestNotificationActionsOnTheDesktop(t *testing.T) {
 	if hasAction(n, approval.ChoiceOnce) {
 		t.Fatalf("one-click approval offered for a truncated command: %+v", n)
 	}
-	a.onNotificationAction(n.ID, ActionDefault)
+	a.onNotificationAction(n.ID, ActionClickedOrDismissed) // Wails: a click or a dismissal
 	p.mu.Lock()
 	shown := p.shown
 	p.mu.Unlock()
 	if shown != 0 {
-		t.Fatal("dismissing the notification raised the window")
+		t.Fatal("a new request or dismissing its notification raised the window")
 	}
 	a.onNotificationAction(n.ID, approval.ChoiceOnce) // e.g. a stale or forged action
 	p.mu.Lock()
@@ -266,6 +266,32 @@ func TestNotificationActionsOnTheDesktop(t *testing.T) {
 	}
 	<-agent2
 	p.waitFor(t, "withdrawn after a terminal answer", func(f *fakePlatform) bool { return slices.Contains(f.withdrawn, key) })
+
+	// A real click on the body (the freedesktop default action, which the
+	// D-Bus notifier tells apart from a dismissal) opens the request.
+	p.mu.Lock()
+	before := p.shown
+	p.mu.Unlock()
+	a.onNotificationAction(key, ActionDefault)
+	p.mu.Lock()
+	shown = p.shown
+	p.mu.Unlock()
+	if shown != before+1 {
+		t.Fatalf("a click on the body did not raise the window (shown %d, before %d)", shown, before)
+	}
+}
+
+// The D-Bus notifier offers Open itself (its default action), so the
+// headless platform does not add a second one.
+func TestHeadlessNotificationHasOneOpen(t *testing.T) {
+	t.Parallel()
+	notes := &fakeNotes{}
+	p := &HeadlessPlatform{Notes: notes, Window: &fakeLauncher{}}
+	p.Notify(approvalNotification(pendingRequest("k", "ls"), t0))
+	if len(notes.shown) != 1 || !notes.shown[0].Urgent || slices.ContainsFunc(notes.shown[0].Actions, func(a [2]string) bool { return a[0] == ActionOpen }) ||
+		!slices.ContainsFunc(notes.shown[0].Actions, func(a [2]string) bool { return a[0] == approval.ChoiceOnce }) {
+		t.Fatalf("%+v", notes.shown)
+	}
 }
 
 func TestDisplaySessions(t *testing.T) {

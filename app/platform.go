@@ -14,8 +14,9 @@ type Platform interface {
 	// Withdraw removes a notification.
 	Withdraw(id string) error
 	// OnNotificationAction registers the handler for notification clicks
-	// and action buttons: an action id, or ActionDefault for a click on the
-	// body (which on Linux may also be a dismissal).
+	// and action buttons: an action id, ActionDefault for a click on the
+	// body, or ActionClickedOrDismissed where the platform cannot tell a
+	// click from a dismissal. A dismissal is no action.
 	OnNotificationAction(func(id, action string))
 	// Quit ends the app.
 	Quit()

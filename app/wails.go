@@ -100,7 +100,7 @@ func (w *wailsPlatform) OnNotificationAction(fn func(id, action string)) {
 		}
 		action := r.Response.ActionIdentifier
 		if action == wailsDefaultAction || action == "" {
-			action = ActionDefault
+			action = ActionClickedOrDismissed
 		}
 		fn(r.Response.ID, action)
 	})
