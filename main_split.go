@@ -123,11 +123,11 @@ func runDaemon(f desktopFlags) error {
 func runWindow() error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	w := app.NewWindow(service.DefaultControlPath(), log)
-	winW, winH := app.DefaultWindowWidth, app.DefaultWindowHeight
+	var st app.Settings
 	if settings, err := app.NewSettingsStore(os.Getenv("HERALD_CONFIG_DIR")); err == nil {
-		st, _ := settings.Load()
-		winW, winH = app.InitialWindowSize(st)
+		st, _ = settings.Load()
 	}
+	winW, winH := app.InitialWindowSize(st)
 	err := wails.Run(&options.App{
 		Title:  "Herald",
 		Width:  winW,
@@ -137,12 +137,13 @@ func runWindow() error {
 			ProgramName:      "herald",
 			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
 		},
-		MinWidth:    app.MinWindowWidth,
-		MinHeight:   app.MinWindowHeight,
-		AssetServer: &assetserver.Options{Assets: assets},
-		OnStartup:   func(ctx context.Context) { app.WindowStartup(w, ctx) },
-		OnDomReady:  func(ctx context.Context) { app.WindowDomReady(w, ctx) },
-		Bind:        []any{w},
+		MinWidth:      app.MinWindowWidth,
+		MinHeight:     app.MinWindowHeight,
+		AssetServer:   &assetserver.Options{Assets: assets},
+		OnStartup:     func(ctx context.Context) { app.WindowStartup(w, ctx, st) },
+		OnDomReady:    func(ctx context.Context) { app.WindowDomReady(w, ctx) },
+		OnBeforeClose: func(ctx context.Context) bool { return app.WindowBeforeClose(w, ctx) },
+		Bind:          []any{w},
 	})
 	if err != nil {
 		return errors.New("could not open the window: " + err.Error())

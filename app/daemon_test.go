@@ -32,6 +32,7 @@ func TestCallBound(t *testing.T) {
 	}{
 		{"Dismiss", []json.RawMessage{raw("nope")}, "nope"}, // the App's own error
 		{"SetPauseNotifications", []json.RawMessage{raw(true)}, ""},
+		{"RememberWindow", []json.RawMessage{raw(WindowGeometry{X: 10, Y: 20, Width: 900, Height: 700})}, ""},
 		{"SetPauseNotifications", []json.RawMessage{raw("yes")}, "does not decode"},
 		{"SetPauseNotifications", nil, "takes 1 arguments"},
 		{"Start", nil, "cannot call"},
@@ -51,6 +52,10 @@ func TestCallBound(t *testing.T) {
 	}
 	if !a.Snapshot().NotificationsPaused {
 		t.Error("SetPauseNotifications(true) over the window call did not pause")
+	}
+	st, err := a.d.Settings.Load()
+	if err != nil || st.Window == nil || *st.Window != (WindowGeometry{X: 10, Y: 20, Width: 900, Height: 700}) {
+		t.Errorf("the window process's geometry was not remembered: %+v, %v", st.Window, err)
 	}
 }
 

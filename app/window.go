@@ -85,7 +85,16 @@ func (a *App) SaveWindowState() error {
 		return nil
 	}
 	g, ok := wp.WindowGeometry()
-	if !ok || g.Width <= 0 || g.Height <= 0 {
+	if !ok {
+		return nil
+	}
+	return a.RememberWindow(g)
+}
+
+// RememberWindow stores the window's place and size as measured by whoever
+// holds the window (this process, or the window process on Linux).
+func (a *App) RememberWindow(g WindowGeometry) error {
+	if g.Width <= 0 || g.Height <= 0 {
 		return nil
 	}
 	a.mu.Lock()

@@ -43,20 +43,69 @@ func (w *Window) Call(method string, args []json.RawMessage) (json.RawMessage, e
 	w.mu.Lock()
 	base := w.ctx
 	w.mu.Unlock()
-	if method == "HideWindow" {
+	switch method {
+	case "HideWindow":
+		w.saveGeometry(base)
 		runtime.Quit(base)
 		return nil, nil
+	case "SaveWindowState":
+		return nil, w.saveGeometry(base)
+	case "QuitApp":
+		w.saveGeometry(base)
 	}
+	return w.forward(base, method, args)
+}
+
+func (w *Window) forward(base context.Context, method string, args []json.RawMessage) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(base, windowCallTimeout)
 	defer cancel()
 	return service.WindowCall(ctx, w.control, method, args)
 }
 
-// WindowStartup is the window process's OnStartup hook.
-func WindowStartup(w *Window, ctx context.Context) {
+// saveGeometry measures the window here, where it is, and has Herald
+// remember it (RememberWindow).
+func (w *Window) saveGeometry(ctx context.Context) error {
+	g, ok := (&wailsPlatform{ctx: ctx}).WindowGeometry()
+	if !ok {
+		return nil
+	}
+	arg, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	_, err = w.forward(ctx, "RememberWindow", []json.RawMessage{arg})
+	return err
+}
+
+// WindowBeforeClose is the window process's OnBeforeClose hook: remember
+// the window, then let it close (and the process end).
+func WindowBeforeClose(w *Window, ctx context.Context) bool {
+	w.saveGeometry(ctx)
+	return false
+}
+
+// placeWindow puts the window where it was last, if that is on screen
+// (the settings file is read here: the window process has no App).
+func placeWindow(ctx context.Context, st Settings) {
+	g := st.Window
+	if g == nil {
+		return
+	}
+	wp := &wailsPlatform{ctx: ctx}
+	sw, sh := wp.ScreenSize()
+	if !placeable(*g, sw, sh) && !g.Maximised {
+		return
+	}
+	wp.PlaceWindow(*g)
+}
+
+// WindowStartup is the window process's OnStartup hook: st is the
+// settings file as the window process read it, for the window's place.
+func WindowStartup(w *Window, ctx context.Context, st Settings) {
 	w.mu.Lock()
 	w.ctx = ctx
 	w.mu.Unlock()
+	placeWindow(ctx, st)
 }
 
 // WindowDomReady is the window process's OnDomReady hook: the page listens
