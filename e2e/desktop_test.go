@@ -154,9 +154,10 @@ func TestDesktop(t *testing.T) {
 
 	// Run the real binary.
 	t0 = time.Now()
+	heraldEnv := e.childEnv("HERALD_CONFIG_DIR="+cfgDir, "GSETTINGS_BACKEND=memory", "NO_AT_BRIDGE=1")
 	herald := e.start("herald", launch.bin, startOpts{
 		args: launch.args,
-		env:  e.childEnv("HERALD_CONFIG_DIR="+cfgDir, "GSETTINGS_BACKEND=memory", "NO_AT_BRIDGE=1"),
+		env:  heraldEnv,
 		dir:  base,
 	})
 	h := &harness{t: t, e: e, srv: srv, notes: notes, herald: herald, live: live,
@@ -353,16 +354,19 @@ func TestDesktop(t *testing.T) {
 		// Close the window: its process ends, and with it the web view and
 		// every WebKit helper; the tray, notifications and push channel
 		// stay in herald.
-		child := h.windowProcess()
-		if child == 0 {
-			h.fatalf("no window process (herald-window --window) in Herald's process group: %v", groupMembers(herald.cmd.Process.Pid))
+		closeWindow := func() {
+			child := h.windowProcess()
+			if child == 0 {
+				h.fatalf("no window process (herald-window --window) in Herald's process group: %v", groupMembers(herald.cmd.Process.Pid))
+			}
+			if err := syscall.Kill(child, syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if err := poll(step, 100*time.Millisecond, func() (bool, error) { return len(groupMembers(herald.cmd.Process.Pid)) == 1, nil }); err != nil {
+				h.fatalf("the window's processes did not end: %v", groupMembers(herald.cmd.Process.Pid))
+			}
 		}
-		if err := syscall.Kill(child, syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		if err := poll(step, 100*time.Millisecond, func() (bool, error) { return len(groupMembers(herald.cmd.Process.Pid)) == 1, nil }); err != nil {
-			h.fatalf("the window's processes did not end: %v", groupMembers(herald.cmd.Process.Pid))
-		}
+		closeWindow()
 		closed := h.measure()
 		sum.add("idle memory, window closed", closed.line)
 		ratio := float64(closed.pss) / float64(max(open.pss, 1))
@@ -383,6 +387,21 @@ func TestDesktop(t *testing.T) {
 		h.invokeUntilAnswered(n.ID, key, "deny")
 		h.waitChoice(choice, srq, cmd, "deny")
 		h.waitResolved(key, "deny", "notification")
+		// A second launch hands over to the running Herald, which opens
+		// its window, and exits.
+		second := e.start("herald-second", launch.bin, startOpts{args: launch.args, env: heraldEnv, dir: base})
+		select {
+		case <-second.done:
+			if second.err != nil {
+				t.Errorf("the second launch exited with %v", second.err)
+			}
+		case <-time.After(step):
+			h.fatalf("the second launch did not hand over to the running Herald and exit")
+		}
+		h.waitScreen(h.window(), "the live view in the window the second launch opened", "19-second-launch.png", func(s screen) bool {
+			return s.exact[colConnected] >= 30
+		})
+		closeWindow()
 		// "Open Herald" in the tray starts the window again.
 		if tray != nil {
 			o, err := tray.findEntry(step, "“Open Herald”", func(_, c menuNode) bool { return c.Label == "Open Herald" })
