@@ -170,7 +170,8 @@ func (in *Inbox) adoptRestoredLocked(r Request, now time.Time) bool {
 			continue
 		}
 		same := r.StoredSession != "" && it.StoredSession == r.StoredSession || it.Session == r.Session
-		if !same || it.Command != Redact(r.Command) {
+		// The log keeps the command as sent (older logs: masked).
+		if !same || (it.Command != r.Command && it.Command != Redact(r.Command)) {
 			continue
 		}
 		if r.Dialect == DialectServerRequest {

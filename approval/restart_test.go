@@ -184,17 +184,19 @@ func TestPendingVisibleAfterRestart(t *testing.T) {
 // its key, is no longer uncertain and gets the gateway's choices back.
 func TestRestoredRequestAdoptedWhenOfferedAgain(t *testing.T) {
 	t.Parallel()
-	r := newRestartRig(t)
-	in, _, stop := r.start()
-	in.Ingest(legacy("g1", "s1", "rm -rf ./build", t0))
-	key := in.Pending()[0].Key
-	stop()
-	in, _, stop = r.start()
-	defer stop()
-	in.Ingest(legacy("g1", "s1", "rm -rf ./build", t0.Add(time.Second)))
-	p := in.Pending()
-	if len(p) != 1 || p[0].Key != key || p[0].Uncertain || len(p[0].Choices) != len(knownChoices) {
-		t.Fatalf("pending after the gateway offered it again: %+v", p)
+	for _, cmd := range []string{"rm -rf ./build", "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 git push --force"} {
+		r := newRestartRig(t)
+		in, _, stop := r.start()
+		in.Ingest(legacy("g1", "s1", cmd, t0))
+		key := in.Pending()[0].Key
+		stop()
+		in, _, stop = r.start()
+		in.Ingest(legacy("g1", "s1", cmd, t0.Add(time.Second)))
+		p := in.Pending()
+		stop()
+		if len(p) != 1 || p[0].Key != key || p[0].Uncertain || len(p[0].Choices) != len(knownChoices) || p[0].Command != cmd {
+			t.Fatalf("%q: pending after the gateway offered it again: %+v", cmd, p)
+		}
 	}
 }
 

@@ -142,7 +142,10 @@ func (k *keys) displayed(id string) {
 
 // arrival prints a new request and records it as displayed.
 func (k *keys) arrival(r approval.Request) {
-	waiting := len(approvalsOnly(k.in.Pending()))
+	waiting := 1
+	if k.in != nil { // nil while the service starts and restores requests left open
+		waiting = len(approvalsOnly(k.in.Pending()))
+	}
 	k.mu.Lock() // display and record together, so a key never sees one without the other
 	defer k.mu.Unlock()
 	for _, l := range approvalBlock(r, max(waiting, 1)) {

@@ -1,7 +1,13 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
+	"os/exec"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/wire"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,5 +115,60 @@ func TestApprovalSurvivesCtrlC(t *testing.T) {
 		if st == "pending" || st == "answering" {
 			t.Errorf("entry %s left %s", k, st)
 		}
+	}
+}
+
+// TestWatchTextShowsRestoredApproval: the terminal view (not --json)
+// shows a request left open in the history as "may still be pending" at
+// start, before the service is fully wired.
+func TestWatchTextShowsRestoredApproval(t *testing.T) {
+	t.Parallel()
+	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	t.Cleanup(srv.Close)
+	db := filepath.Join(t.TempDir(), "audit.db")
+	st, err := approval.OpenStore(db, approval.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := approval.New(approval.Options{Store: st})
+	ev := wire.Event{Gateway: "lab", Session: "s1", Kind: wire.ApprovalRequest, ReceivedAt: time.Now(), Payload: []byte(`{"command":"rm -rf ./left-open","choices":["once","deny"]}`)}
+	in.Ingest(ev)
+	if len(in.Pending()) != 1 {
+		t.Fatal("no request to leave open")
+	}
+	in.Close()
+	st.Close()
+
+	cmd := exec.Command(heraldBin, "watch", "--db", db, "--control", filepath.Join(t.TempDir(), "run", "ctl.sock"), "--gateway", "lab="+srv.URL, "--token", srv.Token())
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb lockedBuf
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	seen := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		var all strings.Builder
+		for sc.Scan() {
+			all.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "may still be pending: Herald restarted") {
+				seen <- all.String()
+				return
+			}
+		}
+		seen <- all.String()
+	}()
+	select {
+	case out := <-seen:
+		if !strings.Contains(out, "rm -rf ./left-open") || !strings.Contains(out, "may still be pending") {
+			t.Fatalf("watch printed %q; stderr %q", out, errb.String())
+		}
+	case <-time.After(guard):
+		t.Fatalf("watch did not show the restored request; stderr %q", errb.String())
 	}
 }
