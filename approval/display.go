@@ -229,11 +229,27 @@ type Display struct {
 	Markers bool `json:"markers,omitempty"`
 	// Lines is the number of lines of the command.
 	Lines int `json:"lines"`
+	// What a clarify, sudo or secret prompt asks, shown as Visible (the
+	// choices as VisibleLine).
+	Question string   `json:"question,omitempty"`
+	Prompt   string   `json:"prompt,omitempty"`
+	EnvVar   string   `json:"env_var,omitempty"`
+	Choices  []string `json:"choices,omitempty"`
 }
 
 // Display returns what surfaces show of r.
 func (r Request) Display() Display {
+	var choices []string
+	if r.Kind == KindClarify {
+		for _, c := range r.Choices {
+			choices = append(choices, VisibleLine(c))
+		}
+	}
 	return Display{
+		Question:    Visible(r.Question),
+		Prompt:      Visible(r.Prompt),
+		EnvVar:      VisibleLine(r.EnvVar),
+		Choices:     choices,
 		Command:     r.DisplayCommand(),
 		Masked:      r.MaskedCommand(),
 		FirstLine:   r.CommandFirstLine(),

@@ -244,3 +244,16 @@ func TestFirstLine(t *testing.T) {
 		}
 	}
 }
+
+func TestDisplayOfAPrompt(t *testing.T) {
+	t.Parallel()
+	r := Request{Kind: KindClarify, Gateway: "lab", Question: "Which\x1b[2K?\u202e", Choices: []string{"a\nb", "c"}}
+	d := r.Display()
+	if d.Question != "Which␛[2K?⟦U+202E⟧" || len(d.Choices) != 2 || d.Choices[0] != "a⏎b" {
+		t.Fatalf("%+v", d)
+	}
+	s := Request{Kind: KindSecret, Prompt: "Key\x00", EnvVar: "A\tB"}.Display()
+	if s.Prompt != "Key⟦NUL⟧" || s.EnvVar != "A⇥B" {
+		t.Fatalf("%+v", s)
+	}
+}

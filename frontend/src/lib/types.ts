@@ -23,6 +23,10 @@ export interface Display {
   session: string;
   markers?: boolean;
   lines: number;
+  question?: string;
+  prompt?: string;
+  env_var?: string;
+  choices?: string[];
 }
 
 export interface Approval {
