@@ -221,7 +221,7 @@ func (in *Inbox) cancelLocked(ev wire.Event, now time.Time) {
 	if id == "" {
 		return
 	}
-	targets := in.srqItemsLocked(ev.Gateway, id)
+	targets := in.srqItemsLocked(ev.Gateway, id, ev.Epoch)
 	if len(targets) == 0 {
 		return
 	}
@@ -239,6 +239,8 @@ func (in *Inbox) cancelLocked(ev wire.Event, now time.Time) {
 		e.out.Reason = CancelResolvedElsewhere
 	case "session_closed", "shutdown":
 		e.out.Reason = CancelSessionClosed
+	case wire.CancelGatewayRestarted:
+		e.out.Detail = "the gateway restarted (a new replay epoch), so it no longer waits for this request; anything it asks again is a new request"
 	}
 	for _, it := range targets {
 		in.endLocked(it, e, now)

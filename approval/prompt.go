@@ -208,11 +208,16 @@ func (in *Inbox) expirePromptLocked(ev wire.Event, now time.Time) {
 
 // srqItemsLocked returns the requests of server request id (several for a
 // clarify with several questions).
-func (in *Inbox) srqItemsLocked(gateway, id string) []*item {
+// Only requests of the given replay epoch count (any, when either side
+// has none): after a gateway restart an id may name a new request.
+func (in *Inbox) srqItemsLocked(gateway, id, epoch string) []*item {
 	key := in.srqKey(gateway, id)
 	var out []*item
 	for k, it := range in.items {
-		if k == key || strings.HasPrefix(k, key+"/") && it.Dialect == DialectServerRequest {
+		if epoch != "" && it.Epoch != "" && it.Epoch != epoch {
+			continue
+		}
+		if k == key || (strings.HasPrefix(k, key+"/") || strings.HasPrefix(k, key+"@") || strings.HasPrefix(k, key+"#")) && it.Dialect == DialectServerRequest {
 			out = append(out, it)
 		}
 	}

@@ -113,6 +113,10 @@ type Client struct {
 	// openSRQ maps approval server requests delivered and not yet
 	// answered or cancelled to their session.
 	openSRQ map[string]string
+	// srqParams holds the params of each open server request: one listed
+	// again with other params under the same id is delivered (the inbox
+	// flags the conflict), never dropped as a duplicate.
+	srqParams map[string]string
 	// epochChanged is set by onReady when the replay epoch moved.
 	epochChanged bool
 	running      bool
@@ -175,6 +179,8 @@ func New(cfg Config) (*Client, error) {
 		rearm:    make(chan struct{}, 1),
 		sessions: make(map[string]*session),
 		openSRQ:  make(map[string]string),
+
+		srqParams: make(map[string]string),
 	}
 	c.auth = newAuthState(c)
 	c.status = Status{Gateway: name, State: StateIdle}

@@ -151,6 +151,9 @@ func (c *Client) dispatch(ev wire.Event) {
 }
 
 func (c *Client) dispatchLocked(ev wire.Event) {
+	if ev.Epoch == "" {
+		ev.Epoch = c.epoch
+	}
 	if ev.Session == "" {
 		c.out.push(ev)
 		return
@@ -181,6 +184,9 @@ func (c *Client) dispatchLocked(ev wire.Event) {
 }
 
 func (c *Client) deliverLocked(s *session, ev wire.Event) {
+	if ev.Epoch == "" {
+		ev.Epoch = c.epoch
+	}
 	if ev.Seq > 0 {
 		if ev.Seq <= s.watermark {
 			return // already delivered (replay overlap or duplicate frame)
@@ -219,15 +225,17 @@ func (c *Client) openRequests(live string, reqs []openRequest, replayed bool) {
 
 // emitServerRequest delivers a server request once: a request already
 // delivered and not yet answered or cancelled is not delivered again when
-// a reconnect lists it in open_requests.
+// a reconnect lists it in open_requests with the same params. Other
+// params under an open id are delivered: the inbox flags the conflict.
 func (c *Client) emitServerRequest(ev wire.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ev.Kind == wire.ApprovalServerRequest || ev.IsPrompt() {
-		if _, dup := c.openSRQ[ev.RequestID]; dup {
+		if _, dup := c.openSRQ[ev.RequestID]; dup && c.srqParams[ev.RequestID] == string(ev.Payload) {
 			return
 		}
 		c.openSRQ[ev.RequestID] = ev.Session
+		c.srqParams[ev.RequestID] = string(ev.Payload)
 	}
 	c.dispatchLocked(ev)
 }
@@ -236,6 +244,7 @@ func (c *Client) emitServerRequest(ev wire.Event) {
 func (c *Client) closeSRQ(id string) {
 	c.mu.Lock()
 	delete(c.openSRQ, id)
+	delete(c.srqParams, id)
 	c.mu.Unlock()
 }
 
@@ -257,6 +266,7 @@ func (c *Client) reconcileOpen(s *session, before []string, listed map[string]bo
 	sort.Strings(gone)
 	for _, id := range gone {
 		delete(c.openSRQ, id)
+		delete(c.srqParams, id)
 		p, _ := json.Marshal(wire.CancelPayload{ID: id, Method: wire.ApprovalServerRequest, Reason: "not_pending_after_reconnect"})
 		ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: wire.RequestCancel, RequestID: id, Payload: p, ReceivedAt: now}
 		ev.DecodeData()
@@ -277,6 +287,9 @@ func (c *Client) onReady(cn *conn, f wire.Frame) bool {
 	epoch := p.Payload.ReplayEpoch
 	c.mu.Lock()
 	changed := epoch != "" && c.hasEpoch && epoch != c.epoch
+	if changed {
+		c.withdrawOpenLocked()
+	}
 	if epoch != "" {
 		c.epoch, c.hasEpoch = epoch, true
 	}
@@ -371,6 +384,7 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 		for _, ev := range replayed {
 			if ev.Kind == wire.RequestCancel {
 				delete(c.openSRQ, ev.RequestID)
+				delete(c.srqParams, ev.RequestID)
 			}
 			c.deliverLocked(s, ev)
 		}
@@ -491,4 +505,29 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 		open = append(open, *r.Open...)
 	}
 	return missed
+}
+
+// withdrawOpenLocked withdraws every open server request when the
+// gateway's replay epoch changed: the gateway restarted and holds none of
+// them any more, and the ids it uses next may repeat old ones, so they
+// must not be taken for re-deliveries. The cancels carry the old epoch.
+func (c *Client) withdrawOpenLocked() {
+	ids := make([]string, 0, len(c.openSRQ))
+	for id := range c.openSRQ {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	now := c.clk.Now()
+	for _, id := range ids {
+		sid := c.openSRQ[id]
+		ev := wire.Event{Gateway: c.name, Session: sid, Kind: wire.RequestCancel, RequestID: id, ReceivedAt: now, Epoch: c.epoch}
+		if s := c.sessions[sid]; s != nil {
+			ev.StoredSession = s.stored
+		}
+		ev.Payload, _ = json.Marshal(wire.CancelPayload{ID: id, Reason: wire.CancelGatewayRestarted})
+		ev.DecodeData()
+		c.out.push(ev)
+	}
+	clear(c.openSRQ)
+	clear(c.srqParams)
 }

@@ -55,6 +55,9 @@ func (d Dialect) String() string {
 // Options configures a fake gateway.
 type Options struct {
 	Dialect Dialect
+	// ReuseIDsAfterRestart starts server request ids again at srq-1 after
+	// Restart, as a restarted process with a counter would.
+	ReuseIDsAfterRestart bool
 	// Token is the loopback token (?token=). Empty means "test-token".
 	Token string
 	// Password switches on gated mode (password login + tickets); the
@@ -344,6 +347,9 @@ func (s *Server) Restart() {
 		c.cut()
 	}
 	s.epoch = newID(16)
+	if s.opts.ReuseIDsAfterRestart {
+		s.nextSRQ = 0
+	}
 	for id, fs := range s.sessions {
 		fs.stopAgent()
 		fs.cold = true

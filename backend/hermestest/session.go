@@ -294,6 +294,9 @@ func (s *Server) Emit(sessionID, kind string, payload any) error {
 
 // ApprovalSpec describes an approval the agent asks for.
 type ApprovalSpec struct {
+	// ID is the server request id to use (default "srq-N"); a faulty or
+	// hostile gateway may reuse one.
+	ID          string
 	Command     string
 	Description string
 	// NoPermanent hides "always" (allow_permanent false).
@@ -324,8 +327,12 @@ func (s *Server) requestApprovalLocked(fs *fsession, spec ApprovalSpec) *fapprov
 		choices = []string{"once", "session", "deny"}
 	}
 	s.nextSRQ++
+	id := spec.ID
+	if id == "" {
+		id = fmt.Sprintf("srq-%d", s.nextSRQ)
+	}
 	a := &fapproval{
-		id:             fmt.Sprintf("srq-%d", s.nextSRQ),
+		id:             id,
 		session:        fs.live,
 		command:        spec.Command,
 		description:    desc,

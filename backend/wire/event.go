@@ -30,6 +30,11 @@ const (
 	// client answers it -32601 at once and still reports it.
 	ServerRequestUnknown = "server_request.unknown"
 
+	// CancelGatewayRestarted is the reason of the request.cancel the
+	// client makes up for every open server request when the gateway's
+	// replay epoch changes: the restarted gateway no longer holds them.
+	CancelGatewayRestarted = "gateway_restarted"
+
 	// Synthetic kinds produced by the client, not the gateway.
 
 	// Resync tells consumers that events for a session may be missing
