@@ -293,10 +293,14 @@ type wsSource struct {
 	pending []string
 }
 
-func (w *wsSource) Name() string           { return w.c.Name() }
-func (w *wsSource) Kind() Kind             { return KindGateway }
-func (w *wsSource) Status() gateway.Status { return w.c.Status() }
-func (w *wsSource) ReconnectNow()          { w.c.ReconnectNow() }
+func (w *wsSource) Name() string { return w.c.Name() }
+func (w *wsSource) Kind() Kind   { return KindGateway }
+func (w *wsSource) Status() gateway.Status {
+	st := w.c.Status()
+	st.Kind = string(KindGateway)
+	return st
+}
+func (w *wsSource) ReconnectNow() { w.c.ReconnectNow() }
 
 func (w *wsSource) RespondApproval(ctx context.Context, sessionID, choice, requestID string) (int, error) {
 	return w.c.RespondApproval(ctx, sessionID, choice, requestID)

@@ -129,6 +129,9 @@ func TestSourceBothKinds(t *testing.T) {
 				}
 			}
 			testwait.Until(t, srcGuard, "connected", ch.next, func() bool { return src.Status().State == gateway.StateConnected })
+			if st := src.Status(); st.Kind != string(rig.kind) || st.Gateway != "src" {
+				t.Fatalf("status %+v", st)
+			}
 			v := s.View()
 			if len(v.Gateways) != 1 || v.Gateways[0].Kind != string(rig.kind) || v.Gateways[0].Gateway != "src" {
 				t.Fatalf("view gateways %+v", v.Gateways)
