@@ -41,8 +41,8 @@ build: frontend
 	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
 	go build -tags $(TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $(WINDOW_BIN) .
 
-# install, uninstall and dist use the binary there is, building it if none.
-$(BIN):
+# install, uninstall and dist use the binaries there are, building them if none.
+$(BIN) $(WINDOW_BIN) &:
 	$(MAKE) build
 
 vet:
@@ -67,7 +67,7 @@ icons:
 	go run ./brand/gen
 
 # Install for this user: the binary, the app-menu entry and the icons.
-install: $(BIN)
+install: $(BIN) $(WINDOW_BIN)
 	install -Dm755 $(BIN) $(DESTDIR)$(BINDIR)/herald
 	install -Dm755 $(WINDOW_BIN) $(DESTDIR)$(BINDIR)/herald-window
 	install -d $(DESTDIR)$(DATADIR)/applications
@@ -94,14 +94,14 @@ refresh-caches:
 # .deb for Debian 12 / Ubuntu 22.04 and later.
 dist: tarball deb
 
-tarball: $(BIN)
+tarball: $(BIN) $(WINDOW_BIN)
 	rm -rf $(DIST)/tar $(DIST)/herald-*.tar.gz && mkdir -p $(DIST)/tar
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DIST)/tar/herald-$(VERSION) PREFIX= BINDIR=/bin DATADIR=/share DESKTOP_EXEC=herald
 	cp README.md $(DIST)/tar/herald-$(VERSION)/
 	tar -C $(DIST)/tar --owner=0 --group=0 --sort=name -czf $(TARBALL) herald-$(VERSION)
 	@echo "dist: $(TARBALL) $$(stat -c %s $(TARBALL)) bytes"
 
-deb: $(BIN)
+deb: $(BIN) $(WINDOW_BIN)
 	rm -rf $(DIST)/deb $(DIST)/herald_*.deb && mkdir -p $(DIST)/deb/DEBIAN
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DIST)/deb PREFIX=/usr DESKTOP_EXEC=herald
 	VERSION=$(VERSION) ARCH=$(DEB_ARCH) ./scripts/debian-control.sh $(DIST)/deb > $(DIST)/deb/DEBIAN/control

@@ -24,6 +24,7 @@ trap 'rm -rf "$home"' EXIT
 HOME="$home" make --no-print-directory install >/dev/null
 entry="$home/.local/share/applications/herald.desktop"
 [ -x "$home/.local/bin/herald" ] || fail "make install left no binary in ~/.local/bin"
+[ -x "$home/.local/bin/herald-window" ] || fail "make install left no herald-window (the window program) next to herald"
 desktop-file-validate "$entry"
 grep -qx "Exec=$home/.local/bin/herald" "$entry" || fail "the installed entry does not start the installed binary: $(grep ^Exec= "$entry")"
 grep -qx "Icon=herald" "$entry" || fail "the installed entry has no Icon=herald"
@@ -35,7 +36,7 @@ echo "package-check: make install and uninstall round-trip in a temporary home"
 
 # The tarball: a prefix tree.
 list="$(tar -tzf "$tarball")"
-for f in bin/herald share/applications/herald.desktop share/icons/hicolor/48x48/apps/herald.png share/icons/hicolor/scalable/apps/herald.svg; do
+for f in bin/herald bin/herald-window share/applications/herald.desktop share/icons/hicolor/48x48/apps/herald.png share/icons/hicolor/scalable/apps/herald.svg; do
   grep -q "^herald-[^/]*/$f\$" <<<"$list" || fail "$tarball lacks $f"
 done
 echo "package-check: $tarball ($(stat -c %s "$tarball") bytes) holds the binary, the entry and the icons"
@@ -44,7 +45,7 @@ echo "package-check: $tarball ($(stat -c %s "$tarball") bytes) holds the binary,
 info="$(dpkg-deb --info "$deb")"
 grep -q "Depends: .*libgtk-3-0.*libwebkit2gtk-4.1-0" <<<"$info" || fail "the .deb does not depend on GTK 3 and WebKitGTK 4.1"
 files="$(dpkg-deb --contents "$deb")"
-for f in ./usr/bin/herald ./usr/share/applications/herald.desktop ./usr/share/icons/hicolor/256x256/apps/herald.png; do
+for f in ./usr/bin/herald ./usr/bin/herald-window ./usr/share/applications/herald.desktop ./usr/share/icons/hicolor/256x256/apps/herald.png; do
   grep -q " $f\$" <<<"$files" || fail "the .deb lacks $f"
 done
 if grep -v '^d' <<<"$files" | grep -qv ' root/root '; then fail "the .deb has files not owned by root"; fi
@@ -63,5 +64,5 @@ cmd="$(command -v "${exec_line%% *}")" || fail "the entry's Exec=$exec_line is n
 out="$(env -u DISPLAY -u WAYLAND_DISPLAY "$cmd" version)" || fail "$cmd version failed"
 echo "package-check: the .deb installed; $cmd version: $out"
 dpkg -r herald >/dev/null
-[ ! -e /usr/bin/herald ] && [ ! -e /usr/share/applications/herald.desktop ] || fail "dpkg -r herald left files behind"
+[ ! -e /usr/bin/herald ] && [ ! -e /usr/bin/herald-window ] && [ ! -e /usr/share/applications/herald.desktop ] || fail "dpkg -r herald left files behind"
 echo "package-check: ok"
