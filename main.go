@@ -2,10 +2,12 @@
 //
 // With a subcommand (watch, approve, pending, log) it is the terminal
 // surface; `herald version` and `herald help` print and exit, and any other
-// word is a usage error (run.go). Without one, built with -tags
-// desktop,production (and webkit2_41 on current Linux), it runs the native
-// window, tray and notifications; without the desktop tag the window part
-// is a stub.
+// word is a usage error (run.go). Without one it is the desktop app: on
+// Linux, built without the desktop tag, the always-on tray, notifications
+// and push channels, which start the window program herald-window (built
+// with -tags desktop,production,webkit2_41) while the window is open; built
+// with the desktop tag (macOS, Windows, or herald-window started by hand)
+// window, tray and notifications in one Wails process (main_split.go).
 package main
 
 import (
