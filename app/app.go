@@ -200,6 +200,9 @@ func (a *App) push() {
 }
 
 func (a *App) onNotificationAction(id, action string) {
+	if a.promptAction(id, action) {
+		return
+	}
 	switch action {
 	case approval.ChoiceOnce, approval.ChoiceDeny:
 		if r, ok := a.svc.Inbox().Get(id); ok && action == approval.ChoiceOnce && !oneClick(r, notifyCommandMax) {

@@ -115,21 +115,36 @@ func approvalNotification(r approval.Request, now time.Time) Notification {
 }
 
 // promptNotification is the notification for a clarify, sudo or secret
-// prompt: what is asked, and only "Open…" (prompts are answered in the
-// window or a terminal, never with one click).
+// prompt: what is asked and "Open…"; a clarify also offers its first
+// choices as buttons (choiceAction). A password or secret is never
+// entered from a notification: those only open the window.
 func promptNotification(r approval.Request, gw string, now time.Time) Notification {
 	title, text := "Question from "+gw, r.Question
 	switch r.Kind {
 	case approval.KindSudo:
 		title, text = "Sudo password wanted on "+gw, r.Command
+		if text == "" {
+			text = "Open Herald to type it."
+		}
 	case approval.KindSecret:
-		title, text = "Secret wanted on "+gw, r.Prompt
+		env, _ := approval.Truncate(approval.VisibleLine(r.EnvVar), notifyTitleMax)
+		title, text = "Secret "+env+" wanted on "+gw, r.Prompt
 	}
 	body := []string{runText(text)}
 	if !r.ExpiresAt.IsZero() {
 		body = append(body, fmt.Sprintf("Expires at %s (in %s).", r.ExpiresAt.Local().Format("15:04:05"), max(r.ExpiresAt.Sub(now).Round(time.Second), 0)))
 	}
-	return Notification{ID: r.Key, Title: title, Body: strings.Join(body, "\n"), Actions: [][2]string{{ActionOpen, "Open…"}}}
+	actions := [][2]string{{ActionOpen, "Open…"}}
+	if r.Kind == approval.KindClarify {
+		for i, c := range r.Choices {
+			if i == notifyChoices {
+				break
+			}
+			label, _ := approval.Truncate(approval.VisibleLine(c), notifyTitleMax)
+			actions = append(actions, [2]string{choiceAction(i), label})
+		}
+	}
+	return Notification{ID: r.Key, Title: title, Body: strings.Join(body, "\n"), Actions: actions}
 }
 
 // runText is the text of a run notification.

@@ -82,6 +82,11 @@ type TrayApproval struct {
 	// CanOnce is false when the gateway does not offer "once", or the
 	// label could not show the whole command exactly as it runs.
 	CanOnce bool
+	// Kind is the request's kind ("" or approval, clarify, sudo, secret).
+	// A prompt has no Allow/Deny: a clarify lists its Choices (answered
+	// with TrayAnswer), sudo and secret only "Open…".
+	Kind    string
+	Choices [trayChoices]string
 }
 
 // TrayActions are what the tray menu can do; the App implements them.

@@ -124,6 +124,10 @@ func trayModel(s Snapshot) TrayModel {
 	}
 	m.Tooltip = fmt.Sprintf("Herald: %d of %d gateways connected, %d approvals pending", connected, len(s.Gateways), len(s.Approvals))
 	for _, r := range s.Approvals {
+		if r.Kind.IsPrompt() {
+			m.Pending = append(m.Pending, trayPrompt(r))
+			continue
+		}
 		m.Pending = append(m.Pending, trayApproval(r.Request))
 	}
 	for _, ss := range s.Sessions {

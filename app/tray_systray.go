@@ -69,10 +69,22 @@ func (t *systrayTray) Update(m TrayModel) {
 		if p.Note != "" {
 			parent.AddSubMenuItem(p.Note, "").Disable()
 		}
-		if p.CanOnce {
-			on(parent.AddSubMenuItem("Allow once", ""), func() { t.act.TrayAnswer(p.Key, "once") })
+		switch p.Kind {
+		case "clarify":
+			for _, c := range p.Choices {
+				if c != "" {
+					c := c
+					on(parent.AddSubMenuItem("Answer: "+c, ""), func() { t.act.TrayAnswer(p.Key, c) })
+				}
+			}
+		case "sudo", "secret":
+			// Typed only in the window or a terminal.
+		default:
+			if p.CanOnce {
+				on(parent.AddSubMenuItem("Allow once", ""), func() { t.act.TrayAnswer(p.Key, "once") })
+			}
+			on(parent.AddSubMenuItem("Deny", ""), func() { t.act.TrayAnswer(p.Key, "deny") })
 		}
-		on(parent.AddSubMenuItem("Deny", ""), func() { t.act.TrayAnswer(p.Key, "deny") })
 		on(parent.AddSubMenuItem("Open…", ""), func() { t.act.TrayOpen(p.Key) })
 	}
 	if len(m.Runs) > 0 {
