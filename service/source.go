@@ -250,9 +250,6 @@ func (s *Service) Remove(name string) {
 	s.changed()
 }
 
-// RemoveGateway is Remove.
-func (s *Service) RemoveGateway(name string) { s.Remove(name) }
-
 // Reconnect asks a source to reconnect now.
 func (s *Service) Reconnect(name string) error {
 	src, ok := s.Source(name)
