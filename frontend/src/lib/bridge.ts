@@ -20,6 +20,8 @@ function call<T>(name: string, ...args: unknown[]): Promise<T> {
 export const api = {
   snapshot: () => call<Snapshot>("Snapshot"),
   answer: (key: string, choice: string, confirmAlways = false) => call<void>("Answer", key, choice, confirmAlways),
+  /** A clarify answer, sudo password or secret value ("" declines). */
+  answerText: (key: string, value: string) => call<void>("AnswerText", key, value),
   dismiss: (key: string) => call<void>("Dismiss", key),
   reconnect: (name: string) => call<void>("Reconnect", name),
   history: (limit: number, gateway = "") => call<HistoryEntry[]>("History", limit, gateway),

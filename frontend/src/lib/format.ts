@@ -43,7 +43,7 @@ export function outcomeText(a: Approval): string {
     case "resolved":
       return `${label(o.choice)} — confirmed by the gateway${o.surface ? ` (from ${o.surface})` : ""}`;
     case "expired":
-      return "Timed out — the command did not run";
+      return a.kind && a.kind !== "approval" ? "Timed out — the agent went on without an answer" : "Timed out — the command did not run";
     case "cancelled":
       switch (o.reason) {
         case "resolved_elsewhere":

@@ -29,8 +29,18 @@ export interface Display {
   choices?: string[];
 }
 
+/** What a request asks for: a command approval, or a prompt (clarify
+ *  question, sudo password, secret value) that blocks the run. */
+export type Kind = "approval" | "clarify" | "sudo" | "secret";
+
 export interface Approval {
   key: string;
+  kind?: Kind;
+  /** clarify: the question (raw; show display.question) */
+  question?: string;
+  /** secret: what is asked and the variable it is stored as (raw) */
+  prompt?: string;
+  env_var?: string;
   gateway: string;
   session: string;
   stored_session?: string;
