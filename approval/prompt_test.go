@@ -184,6 +184,10 @@ func TestPromptWithdrawn(t *testing.T) {
 			f.clk.Advance(120 * time.Second)
 			return nil
 		}, StateExpired, ""},
+		{"deadline (srq)", true, func(f *fixture, _ string) error {
+			f.clk.Advance(120 * time.Second)
+			return nil
+		}, StateExpired, ""},
 		{"cancel timeout", true, func(f *fixture, _ string) error {
 			f.in.Ingest(cancel("g1", "s1", "srq-1", "timeout", t0))
 			return nil
@@ -244,6 +248,33 @@ func TestPromptWithdrawn(t *testing.T) {
 				t.Fatalf("expired text: %v", err)
 			}
 		})
+	}
+}
+
+// TestPromptExpiresEachKind: every kind ends expired on its own expire
+// event and on its deadline (clarify and secret 300 s, sudo 120 s), and
+// not a moment before.
+func TestPromptExpiresEachKind(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []Kind{KindClarify, KindSudo, KindSecret} {
+		for _, how := range []string{"event", "deadline"} {
+			t.Run(string(kind)+"/"+how, func(t *testing.T) {
+				t.Parallel()
+				f := newFixture(t, nil)
+				f.in.Ingest(promptEvent("g1", "s1", string(kind), "r1", "", t0))
+				key := f.only(t).Key
+				if how == "event" {
+					f.in.Ingest(event("g1", "s1", string(kind)+".expire", t0, map[string]any{"request_id": "r1"}))
+				} else {
+					f.clk.Advance(promptTimeouts[kind] - time.Second)
+					if r := f.get(t, key); r.State != StatePending {
+						t.Fatalf("ended early: %s", r.State)
+					}
+					f.clk.Advance(time.Second)
+				}
+				f.waitChange(t, "expired", func(c Change) bool { return c.Request.Key == key && c.Request.State == StateExpired })
+			})
+		}
 	}
 }
 
