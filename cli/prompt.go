@@ -22,12 +22,12 @@ func printPrompt(out *printer, id string, c approval.Change) {
 	case c.Kind == approval.ChangeArrived:
 		out.line("")
 		out.line("┏ %s %s  %s / %s", strings.ToUpper(string(r.Kind)), id, approval.VisibleLine(r.Gateway), approval.VisibleLine(r.Session))
-		for _, l := range strings.Split(promptHeader(r), "\n")[1:] {
-			out.line("┃%s", l)
-		}
 		switch r.Kind {
 		case approval.KindClarify:
 			out.line("┃ %s", approval.VisibleLine(r.Question))
+			for _, l := range strings.Split(promptHeader(r), "\n")[1:] {
+				out.line("┃%s", l)
+			}
 			out.line("┗ type a choice number or `t YOUR ANSWER` (add the id after the number to pick another question); expires %s", r.ExpiresAt.Local().Format("15:04:05"))
 		case approval.KindSudo:
 			if r.Command != "" {
@@ -64,8 +64,9 @@ func (i svcInbox) AnswerText(ctx context.Context, id string, value *wire.Secret,
 	return i.s.AnswerText(ctx, id, value, surface)
 }
 
-// handlePrompt answers the oldest clarify question from a line typed in
-// watch: "N [ID]" picks choice N, "t TEXT" (or "> TEXT") sends free text.
+// handlePrompt answers a clarify question from a line typed in watch:
+// "N [ID]" picks choice N, "t TEXT" (or "> TEXT") sends free text. With
+// several questions waiting it never guesses: the id is needed.
 // It reports whether the line was for a question.
 func (k *keys) handlePrompt(ctx context.Context, l string) bool {
 	fields := strings.Fields(l)
@@ -87,17 +88,26 @@ func (k *keys) handlePrompt(ctx context.Context, l string) bool {
 	default:
 		return false
 	}
-	var target approval.Request
+	var hits []approval.Request
 	for _, r := range k.in.Pending() {
 		if r.Kind == approval.KindClarify && r.State == approval.StatePending && (id == "" || strings.HasPrefix(service.ShortKey(r.Key), id)) {
-			target = r
-			break
+			hits = append(hits, r)
 		}
 	}
-	if target.Key == "" {
+	switch {
+	case len(hits) == 0:
 		k.out.line("No question is waiting.")
 		return true
+	case len(hits) > 1:
+		// Never guess which question the user means.
+		first := service.ShortKey(hits[0].Key)
+		k.out.line("Not sent: %d questions are waiting, so say which one: a choice with its id (\"1 %s\"), or your own words with `herald answer %s TEXT`:", len(hits), first, first)
+		for _, r := range hits {
+			k.out.line("  %s", promptPendingLine(r, k.now()))
+		}
+		return true
 	}
+	target := hits[0]
 	short := service.ShortKey(target.Key)
 	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -111,6 +111,20 @@ func TestAnswerPromptsEndToEnd(t *testing.T) {
 				t.Fatalf("agent got %+v", r)
 			}
 
+			// secret, with a value from a pipe
+			const secret = "sk-weather-cli-3e8a1f"
+			_, secretDone, err = srv.RequestPrompt(live, hermestest.PromptSpec{Kind: hermestest.PromptSecret, EnvVar: "OPENWEATHER_API_KEY", Prompt: "Your OpenWeather key"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id = arrived("secret")
+			if out, e, code := runIn(t, secret+"\n", "answer", "--control", ctl, "--stdin", id); code != 0 || !strings.Contains(out, "secret provided") || strings.Contains(out+e, secret) {
+				t.Fatalf("answer secret: %d %q %q", code, out, e)
+			}
+			if r := <-secretDone; r.Value != secret {
+				t.Fatalf("gateway got %+v", r)
+			}
+
 			// answered elsewhere
 			pid, _, err := srv.RequestPrompt(live, hermestest.PromptSpec{Kind: hermestest.PromptClarify, Question: "Again?", Choices: []string{"yes", "no"}})
 			if err != nil {
@@ -132,14 +146,14 @@ func TestAnswerPromptsEndToEnd(t *testing.T) {
 			}
 
 			out, _, _ = run(t, "log", "--control", ctl)
-			if !strings.Contains(out, "password provided") || strings.Contains(out, password) {
+			if !strings.Contains(out, "password provided") || strings.Contains(out, password) || strings.Contains(out, "sk-weather-cli") {
 				t.Fatalf("log: %q", out)
 			}
-			if strings.Contains(w.output(), password) {
+			if strings.Contains(w.output(), password) || strings.Contains(w.output(), "sk-weather-cli") {
 				t.Fatal("watch printed the password")
 			}
 			raw, err := os.ReadFile(db)
-			if err != nil || len(raw) == 0 || bytes.Contains(raw, []byte(password)) {
+			if err != nil || len(raw) == 0 || bytes.Contains(raw, []byte(password)) || bytes.Contains(raw, []byte("sk-weather-cli")) {
 				t.Fatalf("audit file (%d bytes, %v) holds the password", len(raw), err)
 			}
 		})

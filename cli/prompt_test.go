@@ -60,4 +60,16 @@ func TestWatchKeysAnswerQuestions(t *testing.T) {
 	if got := press("1"); !strings.Contains(got, "No question is waiting") {
 		t.Fatalf("with only a password prompt left: %q", got)
 	}
+
+	// Two questions: a bare number is not sent; with the id it is.
+	q1 := approval.Request{Key: "lab/clarify/q1", Kind: approval.KindClarify, Question: "A?", Choices: []string{"x", "y"}, State: approval.StatePending}
+	q2 := approval.Request{Key: "lab/clarify/q2", Kind: approval.KindClarify, Question: "B?", Choices: []string{"u", "v"}, State: approval.StatePending}
+	base.pending = append(base.pending, q1, q2)
+	if got := press("2"); !strings.Contains(got, "Not sent: 2 questions") || len(base.answers) != 1 {
+		t.Fatalf("bare number with two questions: %q, answers %v", got, base.answers)
+	}
+	press("2 " + service.ShortKey(q2.Key))
+	if a := base.answers; len(a) != 2 || a[1] != service.ShortKey(q2.Key)+" v false" {
+		t.Fatalf("answers %v", a)
+	}
 }

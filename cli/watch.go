@@ -308,7 +308,7 @@ func runDemo(ctx context.Context, out *printer, c *gateway.Client) {
 		out.line("! demo: %v", err)
 		return
 	}
-	script := []string{"hello there", "approve-me: rm -rf ./build", "burst 12", "approve-me: git push --force origin main", "approve-me: curl -H 'Authorization: Bearer sk-demo1234567890abcdef' https://example.invalid"}
+	script := []string{"hello there", "approve-me: rm -rf ./build", "clarify: Deploy the build now?", "burst 12", "approve-me: git push --force origin main", "sudo: apt-get install jq", "approve-me: curl -H 'Authorization: Bearer sk-demo1234567890abcdef' https://example.invalid"}
 	for i := 0; ctx.Err() == nil; i++ {
 		if err := c.Call(ctx, "prompt.submit", map[string]any{"session_id": ref.ID, "text": script[i%len(script)]}, nil); err != nil {
 			if errors.Is(err, context.Canceled) {
