@@ -170,8 +170,17 @@ func (in *Inbox) adoptRestoredLocked(r Request, now time.Time) bool {
 			continue
 		}
 		same := r.StoredSession != "" && it.StoredSession == r.StoredSession || it.Session == r.Session
+		if !same {
+			continue
+		}
+		if r.Command == "" && r.Dialect == DialectEvent {
+			// The gateway says only that the session still waits (an API
+			// server's polled status after its stream was lost): that is
+			// the restored request; keep what the log knows of it.
+			r.Command, r.Description = it.Command, it.Description
+		}
 		// The log keeps the command as sent (older logs: masked).
-		if !same || (it.Command != r.Command && it.Command != Redact(r.Command)) {
+		if it.Command != r.Command && it.Command != Redact(r.Command) {
 			continue
 		}
 		if r.Dialect == DialectServerRequest {

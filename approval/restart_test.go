@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/wire"
 )
 
 // restartRig runs inboxes one after another over the same bbolt history
@@ -220,5 +221,26 @@ func TestRestoredServerRequestEndsWhenOfferedAgain(t *testing.T) {
 	got, _ := in.Get(old)
 	if got.State != StateCancelled || got.Outcome.Reason != CancelRequestCancel {
 		t.Fatalf("restored copy %+v", got)
+	}
+}
+
+// TestRestoredRequestAdoptsDetailsMissingCopy: an API server that lost the
+// stream can only say the run still waits (an approval without a
+// command): that is the restored request, not a second one.
+func TestRestoredRequestAdoptsDetailsMissingCopy(t *testing.T) {
+	t.Parallel()
+	r := newRestartRig(t)
+	in, _, stop := r.start()
+	in.Ingest(legacy("api", "run_1", "rm -rf ./build", t0))
+	key := in.Pending()[0].Key
+	stop()
+	in, _, stop = r.start()
+	defer stop()
+	in.Ingest(event("api", "run_1", wire.ApprovalRequest, t0.Add(time.Second), map[string]any{
+		"command": "", "description": "details were lost", "choices": []string{"once", "deny"}, "details_missing": true,
+	}))
+	p := in.Pending()
+	if len(p) != 1 || p[0].Key != key || p[0].Uncertain || p[0].Command != "rm -rf ./build" || p[0].Description != "dangerous command" {
+		t.Fatalf("pending %+v", p)
 	}
 }

@@ -441,6 +441,14 @@ func (s *Service) addAPI(cfg SourceConfig) (Source, error) {
 		defer close(done)
 		c.Run(ctx)
 	}()
+	// Approvals restored from the history (Herald restarted while they
+	// waited) belong to runs nobody follows now: follow them, so their
+	// end settles the approvals.
+	for _, r := range s.inbox.Pending() {
+		if r.Gateway == src.Name() && r.Uncertain && r.Session != "" {
+			c.Follow(r.Session)
+		}
+	}
 	s.changed()
 	return src, nil
 }
