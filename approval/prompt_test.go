@@ -361,3 +361,30 @@ func TestSecretNeverFormats(t *testing.T) {
 		t.Fatalf("not wiped: %q", b)
 	}
 }
+
+// TestPromptAfterRestart: a prompt left open by the last run comes back
+// withdrawn, not answerable (its value could not be kept, and the gateway
+// asks anew), and its audit trail ends.
+func TestPromptAfterRestart(t *testing.T) {
+	t.Parallel()
+	r := newRestartRig(t)
+	in, _, stop := r.start()
+	in.Ingest(promptEvent("g1", "s1", "secret", "x1", "", t0))
+	key := in.Pending()[0].Key
+	stop()
+	in, _, stop = r.start()
+	defer stop()
+	got, ok := in.Get(key)
+	if !ok || got.State != StateCancelled || got.Kind != KindSecret || got.State.Live() {
+		t.Fatalf("restored prompt %+v", got)
+	}
+	var ee *EndedError
+	if err := in.AnswerText(context.Background(), key, wire.NewSecret([]byte("v")), "cli"); !errors.As(err, &ee) {
+		t.Fatalf("answer after restart: %v", err)
+	}
+	stop()
+	es := r.entries()
+	if last := es[len(es)-1]; last.Key != key || last.State.Live() {
+		t.Fatalf("audit trail ends with %+v", last)
+	}
+}
