@@ -57,10 +57,15 @@ type HistoryEntry struct {
 	DisplayCommand string `json:"display_command,omitempty"` // Visible(Command)
 	DisplayError   string `json:"display_error,omitempty"`   // VisibleLine(Error)
 	DisplayGateway string `json:"display_gateway,omitempty"` // VisibleLine(Gateway)
+	// DisplayQuestion is what a prompt asked (VisibleLine(Question)) and
+	// DisplayChoice its answer as recorded: never a password or secret.
+	DisplayQuestion string `json:"display_question,omitempty"`
+	DisplayChoice   string `json:"display_choice,omitempty"`
 }
 
 func historyEntry(e approval.Entry) HistoryEntry {
-	h := HistoryEntry{Entry: e, DisplayGateway: approval.VisibleLine(e.Gateway), DisplayError: approval.VisibleLine(e.Error)}
+	h := HistoryEntry{Entry: e, DisplayGateway: approval.VisibleLine(e.Gateway), DisplayError: approval.VisibleLine(e.Error),
+		DisplayQuestion: approval.VisibleLine(e.Question), DisplayChoice: approval.VisibleLine(e.Choice)}
 	if e.Command != "" {
 		h.DisplayCommand = e.DisplayCommand()
 	}

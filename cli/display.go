@@ -79,6 +79,12 @@ func pendingLine(r approval.Request, now time.Time) string {
 // logLine is one audit entry in `herald log`: the command as it ran.
 func logLine(en approval.Entry) string {
 	s := fmt.Sprintf("%s  %s  %-10s %-9s", en.At.Local().Format("2006-01-02 15:04:05"), service.ShortKey(en.Key), approval.VisibleLine(en.Gateway), en.State)
+	if en.RequestKind.IsPrompt() {
+		s += "  " + string(en.RequestKind)
+		if en.Question != "" {
+			s += ": " + approval.VisibleLine(en.Question)
+		}
+	}
 	if en.Command != "" {
 		s += "  " + approval.VisibleLine(en.Command)
 	}

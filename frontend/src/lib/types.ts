@@ -103,6 +103,10 @@ export interface HistoryEntry {
   display_command?: string;
   display_error?: string;
   display_gateway?: string;
+  /** a prompt's kind and question, and its recorded answer (never a password or secret) */
+  request_kind?: string;
+  display_question?: string;
+  display_choice?: string;
   state: string;
   choice?: string;
   surface?: string;
