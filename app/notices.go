@@ -78,6 +78,12 @@ func (n *notices) count() int {
 func (n *notices) event(ev wire.Event) {
 	switch d := ev.Data.(type) {
 	case *wire.NotificationPayload:
+		if ev.Replayed && d.Kind == wire.NoticeTTL {
+			// Replayed after a reconnect: a ttl notice is a passing
+			// remark whose time has likely run out; sticky ones and
+			// clears still apply.
+			return
+		}
 		n.show(ev.Gateway, d)
 	case *wire.NotificationClearPayload:
 		n.clear(ev.Gateway, d.Key)

@@ -243,3 +243,21 @@ func TestHermesNoticesOnTheDesktop(t *testing.T) {
 		t.Fatalf("a notice was shown while paused (%d notifications)", notified)
 	}
 }
+
+// TestReplayedNotices: after a reconnect the gateway replays what Herald
+// missed; a replayed ttl notice is not shown again, a replayed sticky one
+// and a replayed clear apply.
+func TestReplayedNotices(t *testing.T) {
+	t.Parallel()
+	n, p, _ := noticeRig(t)
+	replayed := func(ev wire.Event) wire.Event { ev.Replayed = true; return ev }
+	n.event(replayed(show("lab", "credits.restored", "success", "ttl", "✓ restored", 8000)))
+	if notified, _ := p.counts(); notified != 0 {
+		t.Fatal("a replayed ttl notice was shown")
+	}
+	n.event(replayed(show("lab", "credits.depleted", "error", "sticky", "✕ paused", nil)))
+	n.event(replayed(clearEv("lab", "credits.depleted")))
+	if notified, withdrawn := p.counts(); notified != 1 || withdrawn != 1 || n.count() != 0 {
+		t.Fatalf("replayed sticky + clear: %d shown, %d withdrawn, %d up", notified, withdrawn, n.count())
+	}
+}
