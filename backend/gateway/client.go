@@ -502,9 +502,13 @@ func (c *Client) ping(ctx context.Context, cn *conn) (awaitPong bool) {
 
 func (c *Client) setFeature(fn func(*features)) {
 	c.mu.Lock()
+	was := c.feat
 	fn(&c.feat)
 	f := c.feat
 	c.mu.Unlock()
+	if f == was {
+		return // every ping answers: no news is no status change
+	}
 	c.setStatus(func(s *Status) {
 		s.Features = FeatureStatus{Ping: f.ping == yes, Capabilities: f.capabilities == yes, Replay: f.replay == yes, ServerRequests: f.serverRequests}
 	})
