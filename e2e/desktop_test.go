@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -369,6 +370,14 @@ func TestDesktop(t *testing.T) {
 		closeWindow()
 		closed := h.measure()
 		sum.add("idle memory, window closed", closed.line)
+		// Idle wake-ups with the window closed: context switches of every
+		// herald thread over 30 s (an upper bound: one wake-up may switch
+		// several threads), Go runtime included.
+		pid := herald.cmd.Process.Pid
+		before := ctxSwitches(pid)
+		time.Sleep(30 * time.Second) // measuring real idle time, not waiting for a condition
+		woke := ctxSwitches(pid) - before
+		sum.add("idle wake-ups, window closed", fmt.Sprintf("%d context switches of herald's threads in 30 s (%.0f per minute)", woke, float64(woke)*2))
 		ratio := float64(closed.pss) / float64(max(open.pss, 1))
 		sum.add("footprint", fmt.Sprintf("window closed: PSS %s, RSS %s (%d process); window open: PSS %s, RSS %s (%d processes); closed/open PSS %.2f",
 			mib(closed.pss), mib(closed.rss), closed.procs, mib(open.pss), mib(open.rss), open.procs, ratio))
@@ -659,6 +668,28 @@ func (h *harness) answeredWithin(key string, d time.Duration) bool {
 		return findKey(v.Recent, key) != nil, nil
 	})
 	return err == nil
+}
+
+// ctxSwitches sums the voluntary and involuntary context switches of
+// every thread of pid.
+func ctxSwitches(pid int) int {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	n := 0
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			for _, k := range []string{"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"} {
+				if v, ok := strings.CutPrefix(l, k); ok {
+					x, _ := strconv.Atoi(strings.TrimSpace(v))
+					n += x
+				}
+			}
+		}
+	}
+	return n
 }
 
 // windowProcess finds the window process (herald-window --window) in
