@@ -92,7 +92,8 @@ func (p *HeadlessPlatform) Notify(n Notification) error {
 			actions = append(actions, a)
 		}
 	}
-	return p.Notes.Notify(native.Notification{ID: n.ID, Title: n.Title, Body: n.Body, Actions: actions, Urgent: len(n.Actions) > 0})
+	urgency := map[Urgency]string{UrgencyLow: "low", UrgencyCritical: "critical"}[n.Urgency]
+	return p.Notes.Notify(native.Notification{ID: n.ID, Title: n.Title, Body: n.Body, Actions: actions, Urgent: len(n.Actions) > 0, Urgency: urgency})
 }
 
 // Withdraw removes a notification.

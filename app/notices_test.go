@@ -261,3 +261,19 @@ func TestReplayedNotices(t *testing.T) {
 		t.Fatalf("replayed sticky + clear: %d shown, %d withdrawn, %d up", notified, withdrawn, n.count())
 	}
 }
+
+// TestHeadlessNoticeUrgency: on Linux the always-on process shows
+// notifications over D-Bus itself; a notice's urgency goes with it.
+func TestHeadlessNoticeUrgency(t *testing.T) {
+	t.Parallel()
+	notes := &fakeNotes{}
+	n := newNotices(clock.NewFake(time.Unix(0, 0)))
+	n.attach(&HeadlessPlatform{Notes: notes})
+	defer n.close()
+	n.event(show("lab", "a", "error", "sticky", "x", nil))
+	n.event(show("lab", "b", "info", "sticky", "y", nil))
+	n.event(show("lab", "c", "warn", "sticky", "z", nil))
+	if len(notes.shown) != 3 || notes.shown[0].Urgency != "critical" || notes.shown[1].Urgency != "low" || notes.shown[2].Urgency != "" || notes.shown[0].Urgent {
+		t.Fatalf("shown %+v", notes.shown)
+	}
+}

@@ -65,3 +65,22 @@ func TestEscapeMarkup(t *testing.T) {
 		t.Fatalf("escapeMarkup = %q, want %q", got, want)
 	}
 }
+
+func TestUrgencyHint(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		n    Notification
+		want byte
+		ok   bool
+	}{
+		{Notification{Urgent: true}, 2, true},
+		{Notification{Urgency: "critical"}, 2, true},
+		{Notification{Urgency: "low"}, 0, true},
+		{Notification{}, 0, false},
+		{Notification{Urgency: "bogus"}, 0, false},
+	} {
+		if got, ok := urgencyHint(tc.n); got != tc.want || ok != tc.ok {
+			t.Errorf("urgencyHint(%+v) = %d, %v", tc.n, got, ok)
+		}
+	}
+}

@@ -26,6 +26,21 @@ type Notification struct {
 	Actions [][2]string
 	// Urgent notifications (approvals) stay until answered or dismissed.
 	Urgent bool
+	// Urgency, for a notification that is not Urgent: "low", "critical",
+	// or "" for the server's default (Hermes' own notices by level).
+	Urgency string
+}
+
+// urgencyHint is the freedesktop "urgency" hint for x (0 low, 2
+// critical), if it has one.
+func urgencyHint(x Notification) (byte, bool) {
+	switch {
+	case x.Urgent, x.Urgency == "critical":
+		return 2, true
+	case x.Urgency == "low":
+		return 0, true
+	}
+	return 0, false
 }
 
 // DBusNotifier shows notifications through the desktop's notification
@@ -113,8 +128,10 @@ func (n *DBusNotifier) Notify(x Notification) error {
 		"desktop-entry":     dbus.MakeVariant("herald"),
 	}
 	timeout := int32(-1)
+	if u, ok := urgencyHint(x); ok {
+		hints["urgency"] = dbus.MakeVariant(u)
+	}
 	if x.Urgent {
-		hints["urgency"] = dbus.MakeVariant(byte(2))
 		timeout = 0 // never expires: an approval waits for the user
 	}
 	// Hold the lock across the call: an ActionInvoked for the new id
