@@ -83,8 +83,9 @@ type TrayApproval struct {
 	// label could not show the whole command exactly as it runs.
 	CanOnce bool
 	// Kind is the request's kind ("" or approval, clarify, sudo, secret).
-	// A prompt has no Allow/Deny: a clarify lists its Choices (answered
-	// with TrayAnswer), sudo and secret only "Open…".
+	// A prompt has no Allow/Deny: a clarify lists its Choices (raw, as
+	// sent back with TrayAnswer; shown as approval.VisibleLine), sudo and
+	// secret only "Open…".
 	Kind    string
 	Choices [trayChoices]string
 }

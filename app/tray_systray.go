@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"fyne.io/systray"
+	"github.com/herald-desktop/herald/approval"
 )
 
 // systrayTray is the tray over fyne.io/systray (StatusNotifierItem over
@@ -74,7 +75,7 @@ func (t *systrayTray) Update(m TrayModel) {
 			for _, c := range p.Choices {
 				if c != "" {
 					c := c
-					on(parent.AddSubMenuItem("Answer: "+c, ""), func() { t.act.TrayAnswer(p.Key, c) })
+					on(parent.AddSubMenuItem("Answer: "+trayCut(approval.VisibleLine(c)), ""), func() { t.act.TrayAnswer(p.Key, c) })
 				}
 			}
 		case "sudo", "secret":
