@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -52,7 +53,29 @@ const stopTimeout = service.ConfirmWait + 30*time.Second
 func (a *App) StopRun(gateway, id string) (service.StopResult, error) {
 	ctx, cancel := context.WithTimeout(a.ctx, stopTimeout)
 	defer cancel()
-	return a.svc.StopRun(ctx, gateway, id)
+	res, err := a.svc.StopRun(ctx, gateway, id)
+	res.Gateway, res.ID, res.Outcome, res.Message = visible(res.Gateway), visible(res.ID), visible(res.Outcome), visible(res.Message)
+	return res, visibleErr(err)
+}
+
+// resultTextMax bounds what the window shows of a gateway's answer.
+const resultTextMax = 1000
+
+// visible is gateway text as the window may show it (one line, bounded).
+func visible(s string) string {
+	t, cut := approval.Truncate(s, resultTextMax)
+	t = approval.VisibleLine(t)
+	if cut {
+		t += "…"
+	}
+	return t
+}
+
+func visibleErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(visible(err.Error()))
 }
 
 // ActiveRuns lists the runs that can be stopped.
@@ -69,7 +92,12 @@ func (a *App) ActiveRuns() []service.RunRef {
 func (a *App) Ask(gateway, session, text string) (service.AskResult, error) {
 	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
 	defer cancel()
-	return a.svc.Ask(ctx, service.AskRequest{Gateway: gateway, Session: session, Text: text})
+	res, err := a.svc.Ask(ctx, service.AskRequest{Gateway: gateway, Session: session, Text: text})
+	// Session ids stay as the gateway gave them: the window sends them
+	// back (Stop, a second prompt). It shows them through the page's text
+	// escaping; the status and the note are for reading only.
+	res.Status, res.Note = visible(res.Status), visible(res.Note)
+	return res, visibleErr(err)
 }
 
 // TrayStop stops a run from the tray. The tray has no place for the
@@ -81,9 +109,9 @@ func (a *App) TrayStop(gateway, id string) {
 	n := Notification{ID: "herald-stop:" + service.ShortKey(gateway+"/"+id)}
 	if err != nil {
 		a.warn(err.Error())
-		n.Title, n.Body, n.Urgency = "Could not stop the run", approval.Visible(err.Error()), UrgencyCritical
+		n.Title, n.Body, n.Urgency = "Could not stop the run", err.Error(), UrgencyCritical
 	} else {
-		n.Title, n.Body = "Run stopped", approval.Visible(res.Message)
+		n.Title, n.Body = "Run stopped", res.Message
 		if res.Outcome == service.OutcomeNotRunning {
 			n.Title = "Nothing to stop"
 		}

@@ -74,3 +74,16 @@ func TestStopFromTrayAndWindow(t *testing.T) {
 		t.Fatalf("warnings %v", w)
 	}
 }
+
+// TestRunTextIsMadeVisible: what the window and the tray show of a
+// gateway's answer is one bounded line with controls made visible.
+func TestRunTextIsMadeVisible(t *testing.T) {
+	t.Parallel()
+	got := visible("interrupted\x1b[2J\nnext" + strings.Repeat("x", 5000))
+	if strings.ContainsAny(got, "\x1b\n") || !strings.Contains(got, "␛[2J⏎next") || len(got) > resultTextMax+100 || !strings.HasSuffix(got, "…") {
+		t.Fatalf("visible = %q", got)
+	}
+	if visibleErr(nil) != nil {
+		t.Fatal("nil error became an error")
+	}
+}
