@@ -20,7 +20,7 @@ func TestPromptsBothDialects(t *testing.T) {
 		kind, text, value, reply string
 		wantEvent, wantSRQ       string
 	}{
-		{"clarify", "clarify: Proceed?", "yes", `clarify answer: "yes"`, wire.ClarifyRequest, wire.ClarifyServerRequest},
+		{"clarify", "clarify: Proceed?", "yes", "clarify answer: 'yes'", wire.ClarifyRequest, wire.ClarifyServerRequest},
 		{"sudo", "sudo: apt-get install jq", "hunter2-pw", "sudo: value received", wire.SudoRequest, wire.SudoServerRequest},
 		{"secret", "secret: OPENWEATHER_API_KEY", "s3cr3t-value", "secret: value received", wire.SecretRequest, wire.SecretServerRequest},
 	}

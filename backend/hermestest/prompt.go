@@ -450,7 +450,7 @@ func (s *Server) promptScript(fs *fsession, text string, stop chan struct{}) (re
 	}
 	switch {
 	case spec.Kind == PromptClarify:
-		return fmt.Sprintf("clarify answer: %q", r.Value), true
+		return "clarify answer: '" + r.Value + "'", true // Python's repr, as the stub agent says it
 	case r.Value == "":
 		return spec.Kind + ": nothing provided (" + r.Ended + ")", true
 	}
