@@ -10,7 +10,9 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/herald-desktop/herald/backend/clock"
 	native "github.com/herald-desktop/herald/desktop"
 	"github.com/herald-desktop/herald/service"
 )
@@ -51,19 +53,40 @@ type HeadlessPlatform struct {
 	// OnQuit ends the process (tray Quit).
 	OnQuit func()
 	Log    *slog.Logger
+	// Clock ages events that wait for a window (default: real).
+	Clock clock.Clock
 
 	hub windowHub
 }
 
 // Emit sends an event to the window process, if one follows.
-func (p *HeadlessPlatform) Emit(name string, data any) { p.hub.emit(name, data) }
+func (p *HeadlessPlatform) Emit(name string, data any) { p.hub.emit(p.now(), name, data) }
 
-// ShowWindow raises the window, starting its process if needed.
+func (p *HeadlessPlatform) now() time.Time {
+	if p.Clock == nil {
+		return time.Now()
+	}
+	return p.Clock.Now()
+}
+
+// ShowWindow raises the window, starting its process if needed. If it
+// cannot, the user is told in a notification (there is no window to say
+// it in).
 func (p *HeadlessPlatform) ShowWindow() {
-	if err := p.showWindow(); err != nil && p.Log != nil {
+	err := p.showWindow()
+	if err == nil {
+		return
+	}
+	if p.Log != nil {
 		p.Log.Warn(err.Error())
 	}
+	if p.Notes != nil {
+		p.Notes.Notify(native.Notification{ID: windowErrorID, Title: "Herald cannot open its window", Body: err.Error()})
+	}
 }
+
+// windowErrorID is the notification saying the window cannot open.
+const windowErrorID = "herald:window-error"
 
 func (p *HeadlessPlatform) showWindow() error {
 	if p.Window == nil {
@@ -74,7 +97,7 @@ func (p *HeadlessPlatform) showWindow() error {
 		return err
 	}
 	if !started {
-		p.hub.emit(EventShow, nil)
+		p.hub.emit(p.now(), EventShow, nil)
 	}
 	return nil
 }
@@ -113,27 +136,35 @@ func (p *HeadlessPlatform) OnNotificationAction(fn func(id, action string)) {
 
 // Quit ends Herald and closes the window.
 func (p *HeadlessPlatform) Quit() {
-	p.hub.emit(EventQuit, nil)
+	p.hub.emit(p.now(), EventQuit, nil)
 	if p.OnQuit != nil {
 		p.OnQuit()
 	}
 }
 
 // windowHub fans events out to window processes. Events sent while no
-// window follows (an approval to open, a raise) wait for the next one;
-// snapshots do not, the window fetches its own when it opens.
+// window follows (an approval to open, a raise) wait for the next one, for
+// hubMaxAge; snapshots do not, the window fetches its own when it opens.
 type windowHub struct {
 	mu     sync.Mutex
 	subs   map[chan service.WindowEvent]struct{}
-	queued []service.WindowEvent
+	queued []queuedEvent
+}
+
+type queuedEvent struct {
+	at time.Time
+	ev service.WindowEvent
 }
 
 const (
 	hubBuffer = 64
 	hubQueue  = 16
+	// hubMaxAge: a window that opens later than this after the click that
+	// asked for it does not act on it (the window failed to start).
+	hubMaxAge = 30 * time.Second
 )
 
-func (h *windowHub) emit(name string, data any) {
+func (h *windowHub) emit(now time.Time, name string, data any) {
 	var raw json.RawMessage
 	if data != nil {
 		b, err := json.Marshal(data)
@@ -147,7 +178,7 @@ func (h *windowHub) emit(name string, data any) {
 	defer h.mu.Unlock()
 	if len(h.subs) == 0 {
 		if name != EventSnapshot && name != EventQuit && len(h.queued) < hubQueue {
-			h.queued = append(h.queued, ev)
+			h.queued = append(h.queued, queuedEvent{at: now, ev: ev})
 		}
 		return
 	}
@@ -159,15 +190,17 @@ func (h *windowHub) emit(name string, data any) {
 	}
 }
 
-func (h *windowHub) subscribe() (<-chan service.WindowEvent, func()) {
+func (h *windowHub) subscribe(now time.Time) (<-chan service.WindowEvent, func()) {
 	ch := make(chan service.WindowEvent, hubBuffer)
 	h.mu.Lock()
 	if h.subs == nil {
 		h.subs = map[chan service.WindowEvent]struct{}{}
 	}
 	h.subs[ch] = struct{}{}
-	for _, ev := range h.queued {
-		ch <- ev
+	for _, q := range h.queued {
+		if now.Sub(q.at) <= hubMaxAge {
+			ch <- q.ev
+		}
 	}
 	h.queued = nil
 	h.mu.Unlock()
@@ -213,7 +246,7 @@ func (h windowHost) CallWindow(ctx context.Context, method string, args []json.R
 }
 
 func (h windowHost) SubscribeWindow() (<-chan service.WindowEvent, func()) {
-	return h.p.hub.subscribe()
+	return h.p.hub.subscribe(h.p.now())
 }
 
 func (h windowHost) ShowWindow() error { return h.p.showWindow() }

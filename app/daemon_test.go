@@ -5,6 +5,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/clock"
 
 	"github.com/herald-desktop/herald/approval"
 	native "github.com/herald-desktop/herald/desktop"
@@ -133,7 +136,7 @@ func TestHeadlessPlatform(t *testing.T) {
 	if win.starts != 1 || !win.Running() {
 		t.Fatalf("ShowWindow started %d windows", win.starts)
 	}
-	events, cancel := p.hub.subscribe()
+	events, cancel := p.hub.subscribe(time.Now())
 	want := []service.WindowEvent{{Name: EventOpenApproval, Data: json.RawMessage(`"k1"`)}}
 	p.ShowWindow() // running: raise it
 	want = append(want, service.WindowEvent{Name: EventShow})
@@ -157,3 +160,35 @@ func TestHeadlessPlatform(t *testing.T) {
 		t.Fatalf("Start called %d times", win.starts)
 	}
 }
+
+// TestHeadlessPlatformStaleAndFailed: a request to open an approval does
+// not wait forever for a window that never came; a window that cannot
+// start is reported in a notification.
+func TestHeadlessPlatformStaleAndFailed(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC))
+	notes := &fakeNotes{}
+	p := &HeadlessPlatform{Notes: notes, Window: failingLauncher{}, Clock: clk}
+	p.Emit(EventOpenApproval, "old")
+	clk.Advance(hubMaxAge + time.Second)
+	p.Emit(EventOpenApproval, "new")
+	events, cancel := p.hub.subscribe(clk.Now())
+	defer cancel()
+	if ev := <-events; string(ev.Data) != `"new"` {
+		t.Fatalf("first event for a late window: %s %s, want the new approval only", ev.Name, ev.Data)
+	}
+	select {
+	case ev := <-events:
+		t.Fatalf("a stale event reached the window: %s %s", ev.Name, ev.Data)
+	default:
+	}
+	p.ShowWindow()
+	if len(notes.shown) != 1 || notes.shown[0].ID != windowErrorID || !strings.Contains(notes.shown[0].Body, "herald-window") {
+		t.Fatalf("a window that cannot start was reported as %+v", notes.shown)
+	}
+}
+
+type failingLauncher struct{}
+
+func (failingLauncher) Running() bool        { return false }
+func (failingLauncher) Start() (bool, error) { return false, native.ErrNoWindow }
