@@ -83,7 +83,7 @@ func runDaemon(f desktopFlags) error {
 	p := &app.HeadlessPlatform{Log: log, OnQuit: stop}
 	notes, err := native.NewDBusNotifier()
 	if err != nil {
-		log.Warn(err.Error())
+		p.NotesErr = err
 	} else {
 		p.Notes = notes
 		defer notes.Close()

@@ -48,6 +48,8 @@ type WindowLauncher interface {
 type HeadlessPlatform struct {
 	// Notes shows notifications; nil runs without them.
 	Notes Notifier
+	// NotesErr says why there are no notifications (shown in the window).
+	NotesErr error
 	// Window starts the window process; nil runs without a window.
 	Window WindowLauncher
 	// OnQuit ends the process (tray Quit).
@@ -226,6 +228,9 @@ type windowHost struct {
 func (a *App) StartHeadless(p *HeadlessPlatform) error {
 	a.svc.SetWindowHost(windowHost{a: a, p: p})
 	a.Attach(p)
+	if p.NotesErr != nil {
+		a.warn(p.NotesErr.Error()) // logged and shown in the window
+	}
 	if a.d.NewTray != nil {
 		t, err := a.d.NewTray(a)
 		if err != nil {
