@@ -34,6 +34,19 @@ type Timer interface {
 	Reset(d time.Duration)
 }
 
+// ResetAt re-arms t to fire when c reaches at. On the fake clock the
+// deadline is absolute even if the clock moves while this runs (a real
+// timer is re-armed for at minus now, the best it can do).
+func ResetAt(c Clock, t Timer, at time.Time) {
+	if ft, ok := t.(*fakeTimer); ok {
+		ft.f.disarm(ft.w)
+		ft.f.armAt(ft.w, at)
+		return
+	}
+	t.Stop()
+	t.Reset(max(at.Sub(c.Now()), 0))
+}
+
 // Ticker is a repeating timer, like *time.Ticker.
 type Ticker interface {
 	C() <-chan time.Time
@@ -139,6 +152,23 @@ func (f *Fake) NewTicker(d time.Duration) Ticker {
 	w := &fakeWaiter{ch: make(chan time.Time, 1), period: d}
 	f.arm(w, d)
 	return &fakeTicker{f: f, w: w}
+}
+
+// armAt arms w for an absolute deadline; one already reached fires now.
+func (f *Fake) armAt(w *fakeWaiter, at time.Time) {
+	f.mu.Lock()
+	w.at = at
+	if !w.active {
+		w.active = true
+		f.waiters = append(f.waiters, w)
+	}
+	due := !at.After(f.now)
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+	if due {
+		f.Advance(0)
+	}
 }
 
 func (f *Fake) arm(w *fakeWaiter, d time.Duration) {

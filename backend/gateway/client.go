@@ -361,7 +361,10 @@ func (c *Client) connectOnce(ctx context.Context) (connectedAt time.Time, err er
 	default:
 	}
 	c.setStatus(func(s *Status) { s.State = StateConnected })
-	c.maybePoll(ctx, cn, c.clk.Now(), true)
+	if c.pollDue(c.clk.Now(), true) {
+		c.wakeHeartbeat() // it sleeps until the next listing too
+		go c.poll(ctx, cn)
+	}
 	c.heartbeat(ctx, cn)
 	return connectedAt, cn.reason()
 }
@@ -428,13 +431,17 @@ func (c *Client) heartbeat(ctx context.Context, cn *conn) {
 		if !probeBy.IsZero() {
 			wait = min(wait, probeBy.Sub(now))
 		}
+		listNow := c.pollDue(now, false)
 		c.checkQuiet(now)
-		c.maybePoll(ctx, cn, now, false)
 		if d, ok := c.discoveryWake(now); ok {
 			wait = min(wait, d)
 		}
-		t.Stop()
-		t.Reset(wait)
+		// The deadline is absolute: time spent here (or a test's fake
+		// clock moving meanwhile) does not push it back.
+		clock.ResetAt(c.clk, t, now.Add(wait))
+		if listNow {
+			go c.poll(ctx, cn)
+		}
 		// One ping in flight at a time.
 		if ping && cn.pinging.CompareAndSwap(false, true) {
 			go func() {

@@ -173,30 +173,24 @@ type discovery struct {
 	last     Discovery
 }
 
-// maybePoll starts a listing when one is due; called on each heartbeat
-// tick and once after every (re)connect.
-func (c *Client) maybePoll(ctx context.Context, cn *conn, now time.Time, force bool) {
+// pollDue reports whether a listing is due now (always after a
+// (re)connect: force) and, if so, marks it started; the caller runs poll.
+func (c *Client) pollDue(now time.Time, force bool) bool {
 	if c.cfg.DiscoveryInterval < 0 {
-		return
+		return false
 	}
 	every := c.cfg.DiscoveryInterval
 	if every == 0 {
 		every = DiscoveryInterval
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	due := !c.disc.polling && !c.disc.last.Unsupported && (force || now.Sub(c.disc.lastPoll) >= every)
 	if due {
 		c.disc.polling = true
 		c.disc.lastPoll = now
 	}
-	c.mu.Unlock()
-	if !due {
-		return
-	}
-	if force {
-		c.wakeHeartbeat()
-	}
-	go c.poll(ctx, cn)
+	return due
 }
 
 // listing reports whether a session listing is in flight.
@@ -220,7 +214,9 @@ func (c *Client) discoveryWake(now time.Time) (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var next time.Time
-	if every := c.cfg.DiscoveryInterval; every >= 0 && !c.disc.last.Unsupported {
+	// A listing in flight needs no wake-up; the next one is due from its
+	// start (lastPoll).
+	if every := c.cfg.DiscoveryInterval; every >= 0 && !c.disc.last.Unsupported && !c.disc.polling {
 		if every == 0 {
 			every = DiscoveryInterval
 		}
@@ -249,6 +245,7 @@ func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
 	c.mu.Lock()
 	c.disc.polling = false
 	c.mu.Unlock()
+	c.wakeHeartbeat() // to sleep until the next listing
 	if c.heard != nil {
 		defer c.heard()
 	}
