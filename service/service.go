@@ -43,6 +43,15 @@ type Config struct {
 	// OnProblem hears of failures no call returns, such as following a
 	// session once its gateway connected (default: logged).
 	OnProblem func(source string, err error)
+	// FollowPolicy is what Herald does with sessions other clients drive
+	// (default FollowAsk); SetFollowPolicy changes it per gateway.
+	FollowPolicy FollowPolicy
+	// DiscoveryInterval is how often gateways list their live sessions
+	// (0: gateway.DiscoveryInterval, with the liveness check).
+	DiscoveryInterval time.Duration
+	// OnSessionNotice hears of sessions found, offered, followed and
+	// taken by another client. It must not block.
+	OnSessionNotice func(SessionNotice)
 }
 
 // Service is Herald's running core.
@@ -57,6 +66,7 @@ type Service struct {
 
 	turns turnWaiters
 	src   sources
+	live  liveSessions
 	wg    sync.WaitGroup // background work of sources (attaching sessions)
 	// window serves window processes (see SetWindowHost).
 	window atomic.Pointer[windowHost]
@@ -145,6 +155,16 @@ func (s *Service) AddGateway(cfg gateway.Config) (*gateway.Client, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = s.log
+	}
+	if cfg.DiscoveryInterval == 0 {
+		cfg.DiscoveryInterval = s.cfg.DiscoveryInterval
+	}
+	userDisc := cfg.OnDiscovery
+	cfg.OnDiscovery = func(d gateway.Discovery) {
+		if userDisc != nil {
+			userDisc(d)
+		}
+		s.onDiscovery(d)
 	}
 	if cfg.Name != "" {
 		if err := s.taken(cfg.Name); err != nil {
@@ -243,6 +263,7 @@ func (s *Service) onEvent(ev wire.Event) {
 	s.inbox.Ingest(ev)
 	s.updateView(ev)
 	s.turns.observe(ev)
+	s.noticeFromEvent(ev)
 	if s.cfg.OnEvent != nil {
 		s.cfg.OnEvent(ev)
 	}
@@ -321,12 +342,14 @@ type View struct {
 	Recent    []approval.Request `json:"recent"`    // ended, newest first
 	// AuditError says the audit log could not be written.
 	AuditError string `json:"audit_error,omitempty"`
+	// Live is every WebSocket gateway's live sessions (the Sessions panel).
+	Live []GatewaySessions `json:"live"`
 }
 
 // View returns a consistent snapshot.
 func (s *Service) View() View {
 	snap := s.inbox.Snapshot()
-	v := View{At: s.clk.Now(), AuditError: snap.AuditError}
+	v := View{At: s.clk.Now(), AuditError: snap.AuditError, Live: s.LiveSessions()}
 	for _, r := range snap.Requests {
 		if r.State.Live() {
 			v.Approvals = append(v.Approvals, r)

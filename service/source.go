@@ -239,6 +239,7 @@ func (s *Service) Remove(name string) {
 		<-e.done
 	}
 	s.pool.Remove(name)
+	s.forgetLive(name)
 	s.mu.Lock()
 	delete(s.statuses, name)
 	for k, v := range s.sessions {

@@ -1,0 +1,510 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// Following sessions that other clients drive.
+//
+// Every gateway lists its live sessions (gateway.Discovery). What Herald
+// does with a session it does not follow yet is the gateway's
+// FollowPolicy:
+//
+//   - FollowAuto: Herald resumes it at once, so its approvals reach the
+//     user. On Hermes 0.18.2 a session's live events go to one client only,
+//     so this takes them away from any client still watching it (which
+//     Herald cannot see); every such take is announced (NoticeFollowed).
+//   - FollowAsk (the default): Herald lists it and offers it
+//     (NoticeOffer, LiveSessionView.Offered); the user follows it, or not.
+//     A session that says it waits on the user is offered again.
+//
+// A session the user unfollowed is not followed again automatically.
+// When another client takes a followed session, NoticeElsewhere says so
+// and TakeBack resumes it again.
+
+// FollowPolicy is what Herald does with sessions it finds on a gateway.
+type FollowPolicy string
+
+// Follow policies.
+const (
+	// FollowAsk offers sessions and lets the user choose.
+	FollowAsk FollowPolicy = "ask"
+	// FollowAuto follows every session it finds.
+	FollowAuto FollowPolicy = "auto"
+)
+
+// ParseFollowPolicy reads a policy as settings and flags spell it.
+func ParseFollowPolicy(s string) (FollowPolicy, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "ask":
+		return FollowAsk, nil
+	case "auto", "automatic", "follow", "always":
+		return FollowAuto, nil
+	}
+	return "", fmt.Errorf("%q is not a follow policy: use auto (follow every session found) or ask", s)
+}
+
+// NoticeKind says what happened to a live session.
+type NoticeKind string
+
+// Notice kinds.
+const (
+	// NoticeFound: a session Herald does not follow appeared.
+	NoticeFound NoticeKind = "found"
+	// NoticeOffer: Herald would follow it, and asks first.
+	NoticeOffer NoticeKind = "offer"
+	// NoticeFollowed: Herald now receives the session's live events.
+	NoticeFollowed NoticeKind = "followed"
+	// NoticeElsewhere: another client took a followed session's events.
+	NoticeElsewhere NoticeKind = "elsewhere"
+	// NoticeFollowFailed: following a session failed.
+	NoticeFollowFailed NoticeKind = "follow_failed"
+)
+
+// SessionNotice tells a surface about a live session.
+type SessionNotice struct {
+	Kind    NoticeKind `json:"kind"`
+	Gateway string     `json:"gateway"`
+	Session string     `json:"session"` // live id
+	Key     string     `json:"key,omitempty"`
+	Title   string     `json:"title,omitempty"`
+	Status  string     `json:"status,omitempty"`
+	// Text says it for people, including what following costs.
+	Text string    `json:"text"`
+	At   time.Time `json:"at"`
+}
+
+// LiveSessionView is one live session on a gateway, for the Sessions
+// panel: what the gateway lists, what Herald does with it, and for a
+// followed session its current tool and latest output.
+type LiveSessionView struct {
+	gateway.LiveSession
+	Gateway string `json:"gateway"`
+	// Offered: Herald asks whether to follow it.
+	Offered bool `json:"offered,omitempty"`
+	// Declined: the user unfollowed it; it is not followed again
+	// automatically.
+	Declined bool   `json:"declined,omitempty"`
+	Tool     string `json:"tool,omitempty"`
+	LastText string `json:"last_text,omitempty"`
+}
+
+// DisplayName is the session's title, else its stored id, else its id.
+func (l LiveSessionView) DisplayName() string {
+	switch {
+	case strings.TrimSpace(l.Title) != "":
+		return l.Title
+	case l.Key != "":
+		return l.Key
+	}
+	return l.ID
+}
+
+// GatewaySessions is one gateway's live sessions.
+type GatewaySessions struct {
+	Gateway  string            `json:"gateway"`
+	Policy   FollowPolicy      `json:"policy"`
+	At       time.Time         `json:"at,omitzero"`
+	Err      string            `json:"error,omitempty"`
+	Sessions []LiveSessionView `json:"sessions"`
+}
+
+// liveState is the discovery state of one gateway.
+type liveState struct {
+	policy    FollowPolicy
+	last      gateway.Discovery
+	seen      map[string]bool   // keys already announced
+	offered   map[string]string // key -> status when offered
+	declined  map[string]bool   // keys the user unfollowed
+	attaching map[string]bool
+}
+
+type liveSessions struct {
+	mu sync.Mutex
+	gw map[string]*liveState
+}
+
+func (s *Service) liveLocked(gw string) *liveState {
+	if s.live.gw == nil {
+		s.live.gw = map[string]*liveState{}
+	}
+	st := s.live.gw[gw]
+	if st == nil {
+		st = &liveState{policy: s.cfg.FollowPolicy, seen: map[string]bool{}, offered: map[string]string{}, declined: map[string]bool{}, attaching: map[string]bool{}}
+		if st.policy == "" {
+			st.policy = FollowAsk
+		}
+		s.live.gw[gw] = st
+	}
+	return st
+}
+
+// SetFollowPolicy sets what Herald does with sessions it finds on a
+// gateway. Switching to FollowAuto follows what is listed now.
+func (s *Service) SetFollowPolicy(gw string, p FollowPolicy) error {
+	if p != FollowAsk && p != FollowAuto {
+		return fmt.Errorf("%q is not a follow policy: use auto or ask", p)
+	}
+	s.live.mu.Lock()
+	st := s.liveLocked(gw)
+	st.policy = p
+	last := st.last
+	s.live.mu.Unlock()
+	if p == FollowAuto && !last.At.IsZero() {
+		s.onDiscovery(last)
+	}
+	s.changed()
+	return nil
+}
+
+// FollowPolicyOf returns a gateway's follow policy.
+func (s *Service) FollowPolicyOf(gw string) FollowPolicy {
+	s.live.mu.Lock()
+	defer s.live.mu.Unlock()
+	return s.liveLocked(gw).policy
+}
+
+func (s *Service) notice(n SessionNotice) {
+	if n.At.IsZero() {
+		n.At = s.clk.Now()
+	}
+	if s.cfg.OnSessionNotice != nil {
+		s.cfg.OnSessionNotice(n)
+	}
+}
+
+// onDiscovery applies one listing: announces new sessions, follows or
+// offers them by the gateway's policy. It must not block.
+func (s *Service) onDiscovery(d gateway.Discovery) {
+	var notices []SessionNotice
+	var follow []gateway.LiveSession
+	s.live.mu.Lock()
+	st := s.liveLocked(d.Gateway)
+	if d.Err != "" && len(d.Sessions) == 0 {
+		st.last.Err = d.Err
+		s.live.mu.Unlock()
+		s.changed()
+		return
+	}
+	st.last = d
+	for _, l := range d.Sessions {
+		if l.Followed || l.Key == "" {
+			continue
+		}
+		mk := func(kind NoticeKind, text string) SessionNotice {
+			return SessionNotice{Kind: kind, Gateway: d.Gateway, Session: l.ID, Key: l.Key, Title: l.Title, Status: l.Status, Text: text, At: d.At}
+		}
+		if !st.seen[l.Key] {
+			st.seen[l.Key] = true
+			notices = append(notices, mk(NoticeFound, foundText(l)))
+		}
+		switch {
+		case st.declined[l.Key] || st.attaching[l.Key]:
+		case st.policy == FollowAuto:
+			if l.MessageCount == 0 && !l.Running() {
+				// No stored row yet: Hermes cannot resume it until its
+				// first prompt. A later listing will.
+				continue
+			}
+			st.attaching[l.Key] = true
+			follow = append(follow, l)
+		default:
+			prev, was := st.offered[l.Key]
+			if (!was && l.Running()) || (l.Status == gateway.LiveWaiting && prev != gateway.LiveWaiting) {
+				st.offered[l.Key] = l.Status
+				notices = append(notices, mk(NoticeOffer, offerText(l)))
+			}
+		}
+	}
+	s.live.mu.Unlock()
+	for _, n := range notices {
+		s.notice(n)
+	}
+	for _, l := range follow {
+		s.attachLive(d.Gateway, l, true)
+	}
+	s.changed()
+}
+
+func foundText(l gateway.LiveSession) string {
+	what := "idle"
+	if l.Running() {
+		what = "running"
+	}
+	if l.Status == gateway.LiveWaiting {
+		what = "waiting on the user"
+	}
+	return fmt.Sprintf("found session %q (%s), driven by another client", displayOf(l), what)
+}
+
+func offerText(l gateway.LiveSession) string {
+	lead := fmt.Sprintf("session %q is running in another client", displayOf(l))
+	if l.Status == gateway.LiveWaiting {
+		lead = fmt.Sprintf("session %q waits on the user in another client", displayOf(l))
+	}
+	return lead + ". Follow it here to see its approvals? Hermes sends a session's live events to one client only: " +
+		"following it here takes them away from a client still watching it."
+}
+
+func displayOf(l gateway.LiveSession) string {
+	if strings.TrimSpace(l.Title) != "" {
+		return l.Title
+	}
+	if l.Key != "" {
+		return l.Key
+	}
+	return l.ID
+}
+
+// attachLive resumes a listed session in the background.
+func (s *Service) attachLive(gw string, l gateway.LiveSession, auto bool) {
+	// The pool knows the client as soon as it runs (its first listing
+	// may come before the source is registered).
+	c, ok := s.pool.Get(gw)
+	if !ok {
+		s.live.mu.Lock()
+		delete(s.liveLocked(gw).attaching, l.Key)
+		s.live.mu.Unlock()
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+		defer cancel()
+		_, err := c.AttachSession(ctx, l.Key)
+		s.live.mu.Lock()
+		st := s.liveLocked(gw)
+		delete(st.attaching, l.Key)
+		if err == nil {
+			delete(st.offered, l.Key)
+		}
+		s.live.mu.Unlock()
+		if err != nil {
+			var re *wire.RPCError
+			if auto && errors.As(err, &re) && re.Code == 4007 {
+				return // no stored row yet; the next listing tries again
+			}
+			if s.ctx.Err() == nil {
+				s.notice(SessionNotice{Kind: NoticeFollowFailed, Gateway: gw, Session: l.ID, Key: l.Key, Title: l.Title, Text: fmt.Sprintf("following session %q failed: %v", displayOf(l), err)})
+			}
+		}
+		s.changed()
+	}()
+}
+
+// noticeFromEvent turns the gateway's ownership events into notices.
+func (s *Service) noticeFromEvent(ev wire.Event) {
+	if ev.Kind != gateway.EventElsewhere && ev.Kind != gateway.EventFollowed {
+		return
+	}
+	title := s.titleOf(ev.Gateway, ev.Session, ev.StoredSession)
+	n := SessionNotice{Gateway: ev.Gateway, Session: ev.Session, Key: ev.StoredSession, Title: title, At: ev.ReceivedAt}
+	name := title
+	if name == "" {
+		name = firstNonEmpty(ev.StoredSession, ev.Session)
+	}
+	if ev.Kind == gateway.EventElsewhere {
+		n.Kind = NoticeElsewhere
+		n.Text = fmt.Sprintf("session %q is followed elsewhere now: another client took its live events, so its approvals go there. Take it back to see them here again.", name)
+	} else {
+		n.Kind = NoticeFollowed
+		n.Text = fmt.Sprintf("following session %q: its live events and approvals come to Herald now (on Hermes 0.18.2 a client that was watching it stops receiving them)", name)
+	}
+	s.notice(n)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (s *Service) titleOf(gw, live, key string) string {
+	s.live.mu.Lock()
+	defer s.live.mu.Unlock()
+	if st := s.live.gw[gw]; st != nil {
+		for _, l := range st.last.Sessions {
+			if l.ID == live || (key != "" && l.Key == key) {
+				return l.Title
+			}
+		}
+	}
+	return ""
+}
+
+// findLive finds a listed session by live id, stored id or title.
+func (s *Service) findLive(gw, id string) (gateway.LiveSession, bool) {
+	s.live.mu.Lock()
+	defer s.live.mu.Unlock()
+	st := s.live.gw[gw]
+	if st == nil {
+		return gateway.LiveSession{}, false
+	}
+	for _, l := range st.last.Sessions {
+		if l.ID == id || l.Key == id {
+			return l, true
+		}
+	}
+	return gateway.LiveSession{}, false
+}
+
+// FollowSession follows a session on a gateway now (session.resume), by
+// its live or stored id. On 0.18.2 a client watching it stops receiving
+// its live events.
+func (s *Service) FollowSession(ctx context.Context, gw, id string) error {
+	c, ok := s.Gateway(gw)
+	if !ok {
+		return fmt.Errorf("no WebSocket gateway named %q is configured", gw)
+	}
+	key := id
+	if l, ok := s.findLive(gw, id); ok && l.Key != "" {
+		key = l.Key
+	}
+	s.live.mu.Lock()
+	st := s.liveLocked(gw)
+	delete(st.declined, key)
+	s.live.mu.Unlock()
+	if _, err := c.AttachSession(ctx, key); err != nil {
+		var re *wire.RPCError
+		if errors.As(err, &re) && re.Code == 4007 {
+			return fmt.Errorf("session %s cannot be followed yet: Hermes can resume a session only after its first prompt; try again once it has started", id)
+		}
+		return err
+	}
+	s.live.mu.Lock()
+	delete(s.liveLocked(gw).offered, key)
+	s.live.mu.Unlock()
+	s.changed()
+	return nil
+}
+
+// UnfollowSession stops following a session and keeps Herald from
+// following it again automatically. Its events still reach Herald until
+// another client resumes it (Hermes does not hand them back).
+func (s *Service) UnfollowSession(gw, id string) error {
+	c, ok := s.Gateway(gw)
+	if !ok {
+		return fmt.Errorf("no WebSocket gateway named %q is configured", gw)
+	}
+	found := false
+	for _, ref := range c.Sessions() {
+		if ref.ID == id || ref.StoredID == id {
+			c.Forget(ref.ID)
+			found = true
+			s.live.mu.Lock()
+			st := s.liveLocked(gw)
+			if ref.StoredID != "" {
+				st.declined[ref.StoredID] = true
+			}
+			s.live.mu.Unlock()
+		}
+	}
+	if !found {
+		return fmt.Errorf("Herald does not follow session %s on %s", id, gw)
+	}
+	s.changed()
+	return nil
+}
+
+// FollowAll follows every listed session of a gateway that Herald does
+// not follow yet (unfollowed ones too). It returns how many it followed.
+func (s *Service) FollowAll(ctx context.Context, gw string) (int, error) {
+	s.live.mu.Lock()
+	st := s.liveLocked(gw)
+	var keys []string
+	for _, l := range st.last.Sessions {
+		if !l.Followed && l.Key != "" {
+			keys = append(keys, l.Key)
+		}
+	}
+	s.live.mu.Unlock()
+	n := 0
+	var errs []error
+	for _, k := range keys {
+		if err := s.FollowSession(ctx, gw, k); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// TakeBack makes the live events of a followed session that another
+// client took come to Herald again.
+func (s *Service) TakeBack(ctx context.Context, gw, id string) error {
+	c, ok := s.Gateway(gw)
+	if !ok {
+		return fmt.Errorf("no WebSocket gateway named %q is configured", gw)
+	}
+	for _, ref := range c.Sessions() {
+		if ref.ID == id || ref.StoredID == id {
+			if _, err := c.TakeBack(ctx, ref.ID); err != nil {
+				return err
+			}
+			s.changed()
+			return nil
+		}
+	}
+	return fmt.Errorf("Herald does not follow session %s on %s: follow it instead", id, gw)
+}
+
+// LiveSessions lists every gateway's live sessions for the Sessions panel.
+func (s *Service) LiveSessions() []GatewaySessions {
+	s.mu.Lock()
+	views := make(map[string]SessionView, len(s.sessions))
+	for k, v := range s.sessions {
+		views[k] = *v
+	}
+	s.mu.Unlock()
+	s.live.mu.Lock()
+	defer s.live.mu.Unlock()
+	out := make([]GatewaySessions, 0, len(s.live.gw))
+	for name, st := range s.live.gw {
+		g := GatewaySessions{Gateway: name, Policy: st.policy, At: st.last.At, Err: st.last.Err, Sessions: []LiveSessionView{}}
+		for _, l := range st.last.Sessions {
+			v := LiveSessionView{LiveSession: l, Gateway: name, Declined: st.declined[l.Key]}
+			_, v.Offered = st.offered[l.Key]
+			v.Offered = v.Offered && !l.Followed
+			if sv, ok := views[name+"/"+l.ID]; ok {
+				v.Tool, v.LastText = sv.Tool, sv.LastText
+				if v.Title == "" {
+					v.Title = sv.Title
+				}
+			}
+			g.Sessions = append(g.Sessions, v)
+		}
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Gateway < out[j].Gateway })
+	return out
+}
+
+// attachesInFlight counts automatic follows under way (tests wait for
+// them before moving a fake clock).
+func (s *Service) attachesInFlight() int {
+	s.live.mu.Lock()
+	defer s.live.mu.Unlock()
+	n := 0
+	for _, st := range s.live.gw {
+		n += len(st.attaching)
+	}
+	return n
+}
+
+func (s *Service) forgetLive(gw string) {
+	s.live.mu.Lock()
+	delete(s.live.gw, gw)
+	s.live.mu.Unlock()
+}
