@@ -22,6 +22,9 @@ type Window struct {
 
 	mu  sync.Mutex
 	ctx context.Context
+	// follow starts following Herald's events once, however often the
+	// page loads (OnDomReady fires on every load).
+	follow sync.Once
 }
 
 // windowCallTimeout bounds one forwarded call (an answer waits up to 30 s
@@ -112,23 +115,25 @@ func WindowStartup(w *Window, ctx context.Context, st Settings) {
 // now, so follow Herald's events and hand them to it. When Herald goes
 // away, the window closes.
 func WindowDomReady(w *Window, ctx context.Context) {
-	go func() {
-		err := service.WindowEvents(ctx, w.control, nil, func(ev service.WindowEvent) {
-			switch ev.Name {
-			case EventShow:
-				runtime.WindowShow(ctx)
-				runtime.WindowUnminimise(ctx)
-			case EventQuit:
-				runtime.Quit(ctx)
-			default:
-				var data any = ev.Data
-				if len(ev.Data) == 0 {
-					data = nil
-				}
-				runtime.EventsEmit(ctx, ev.Name, data)
+	w.follow.Do(func() { go w.followEvents(ctx) })
+}
+
+func (w *Window) followEvents(ctx context.Context) {
+	err := service.WindowEvents(ctx, w.control, nil, func(ev service.WindowEvent) {
+		switch ev.Name {
+		case EventShow:
+			runtime.WindowShow(ctx)
+			runtime.WindowUnminimise(ctx)
+		case EventQuit:
+			runtime.Quit(ctx)
+		default:
+			var data any = ev.Data
+			if len(ev.Data) == 0 {
+				data = nil
 			}
-		})
-		w.log.Warn("the window lost Herald; closing", "err", err)
-		runtime.Quit(ctx)
-	}()
+			runtime.EventsEmit(ctx, ev.Name, data)
+		}
+	})
+	w.log.Warn("the window lost Herald; closing", "err", err)
+	runtime.Quit(ctx)
 }
