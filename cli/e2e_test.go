@@ -63,8 +63,14 @@ func (w *watchProc) output() string {
 
 func startWatch(t *testing.T, args ...string) *watchProc {
 	t.Helper()
+	return startWatchEnv(t, nil, args...)
+}
+
+// startWatchEnv is startWatch with extra environment variables.
+func startWatchEnv(t *testing.T, env []string, args ...string) *watchProc {
+	t.Helper()
 	cmd := exec.Command(heraldBin, append([]string{"watch", "--json"}, args...)...)
-	cmd.Env = append(os.Environ(), "HERALD_TOKEN=")
+	cmd.Env = append(append(os.Environ(), "HERALD_TOKEN="), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

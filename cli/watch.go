@@ -62,6 +62,8 @@ type jsonRecord struct {
 	Request *approval.Request `json:"request,omitempty"` // exactly as the gateway sent it
 	Display *approval.Display `json:"display,omitempty"` // what the terminal shows of Request
 	Status  *gateway.Status   `json:"status,omitempty"`
+	// Notice is a session found, offered, followed or taken elsewhere.
+	Notice *service.SessionNotice `json:"notice,omitempty"`
 }
 
 func cmdWatch(e *env, args []string) error {
@@ -72,7 +74,8 @@ func cmdWatch(e *env, args []string) error {
 	token := fs.String("token", "", "session token for loopback gateways (default $HERALD_TOKEN)")
 	user := fs.String("username", "", "user name for gated gateways (default $HERALD_USERNAME)")
 	pass := fs.String("password", "", "password for gated gateways (default $HERALD_PASSWORD)")
-	attachActive := fs.Bool("attach-active", false, "follow every active session (on Hermes 0.18.2 this moves their live events away from other clients)")
+	attachActive := fs.Bool("attach-active", false, "same as --follow auto: follow every session found on the gateways, now and later (on Hermes 0.18.2 this moves their live events away from other clients)")
+	followMode := fs.String("follow", "ask", "sessions other clients drive: ask (list and offer them; type follow ID) or auto (follow each one found)")
 	asJSON := fs.Bool("json", false, "print one JSON record per line instead of text")
 	demo := fs.Bool("demo", false, "start an embedded demo gateway with a scripted session (no Hermes needed)")
 	var apis, runs multi
@@ -135,9 +138,29 @@ func cmdWatch(e *env, args []string) error {
 		default:
 		}
 	}
+	policy, err := service.ParseFollowPolicy(*followMode)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if *attachActive {
+		policy = service.FollowAuto
+	}
+	// HERALD_DISCOVERY_INTERVAL lists sessions more often than the
+	// default (with the liveness check, every 15 s).
+	var every time.Duration
+	if v := e.getenv("HERALD_DISCOVERY_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond {
+			return usageError{fmt.Sprintf("HERALD_DISCOVERY_INTERVAL=%q: give a duration of at least 100ms, like 5s", v)}
+		}
+		every = d
+	}
 	var svc *service.Service
 	keys := &keys{out: out, now: time.Now}
 	svc = service.New(service.Config{
+		FollowPolicy:      policy,
+		DiscoveryInterval: every,
+		OnSessionNotice: func(n service.SessionNotice) { printSessionNotice(out, n) },
 		Store:      store,
 		OnEvent:    func(ev wire.Event) { printEvent(out, ev) },
 		OnApproval: func(c approval.Change) { printApproval(out, keys, c) },
@@ -210,10 +233,10 @@ func cmdWatch(e *env, args []string) error {
 	if err := svc.ServeControl(ctx, *ctl); err != nil {
 		return err
 	}
-	// Attach active sessions and drive the demo once each gateway is
-	// connected.
-	if *attachActive || demoSrv != nil {
-		go follow(ctx, out, svc, wsNames, statusCh, *attachActive, demoSrv)
+	// Drive the demo once its gateway is connected. Sessions other
+	// clients drive are found and followed (or offered) by the service.
+	if demoSrv != nil {
+		go follow(ctx, out, svc, wsNames, statusCh, demoSrv)
 	}
 
 	// Keys on stdin answer the approval on screen (see keys).
@@ -234,6 +257,9 @@ func cmdWatch(e *env, args []string) error {
 		case l, ok := <-lines:
 			if !ok {
 				lines = nil // stdin closed (e.g. a script): keep watching
+				continue
+			}
+			if sessionCommand(ctx, out, svc, l) {
 				continue
 			}
 			if quit := keys.handle(ctx, l); quit {
@@ -261,10 +287,8 @@ func splitGateway(g string) (name, u string) {
 	return g, g
 }
 
-// follow attaches every active session (--attach-active) and starts the
-// demo once each gateway is connected. Sessions named with --session are
-// followed by the service itself.
-func follow(ctx context.Context, out *printer, svc *service.Service, names []string, statusCh <-chan gateway.Status, attachActive bool, demo *hermestest.Server) {
+// follow starts the demo once its gateway is connected.
+func follow(ctx context.Context, out *printer, svc *service.Service, names []string, statusCh <-chan gateway.Status, demo *hermestest.Server) {
 	done := map[string]bool{}
 	for len(done) < len(names) {
 		var st gateway.Status
@@ -281,23 +305,7 @@ func follow(ctx context.Context, out *printer, svc *service.Service, names []str
 			continue
 		}
 		done[st.Gateway] = true
-		if attachActive {
-			var r struct {
-				Sessions []struct {
-					Key string `json:"session_key"`
-				} `json:"sessions"`
-			}
-			if err := c.Call(ctx, "session.active_list", map[string]any{}, &r); err == nil {
-				for _, s := range r.Sessions {
-					if _, err := c.AttachSession(ctx, s.Key); err != nil {
-						out.line("! %s: %v", c.Name(), err)
-					}
-				}
-			}
-		}
-		if demo != nil {
-			go runDemo(ctx, out, c)
-		}
+		go runDemo(ctx, out, c)
 	}
 }
 
