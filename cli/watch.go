@@ -160,11 +160,11 @@ func cmdWatch(e *env, args []string) error {
 	svc = service.New(service.Config{
 		FollowPolicy:      policy,
 		DiscoveryInterval: every,
-		OnSessionNotice: func(n service.SessionNotice) { printSessionNotice(out, n) },
-		Store:      store,
-		OnEvent:    func(ev wire.Event) { printEvent(out, ev) },
-		OnApproval: func(c approval.Change) { printApproval(out, keys, c) },
-		OnProblem:  func(src string, err error) { out.line("! %s: %v", src, approval.VisibleLine(err.Error())) },
+		OnSessionNotice:   func(n service.SessionNotice) { printSessionNotice(out, n) },
+		Store:             store,
+		OnEvent:           func(ev wire.Event) { printEvent(out, ev) },
+		OnApproval:        func(c approval.Change) { printApproval(out, keys, c) },
+		OnProblem:         func(src string, err error) { out.line("! %s: %v", src, approval.VisibleLine(err.Error())) },
 	})
 	keys.in = svcInbox{svc}
 	defer svc.Close()
