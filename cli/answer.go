@@ -22,6 +22,7 @@ func init() { commands["answer"] = cmdAnswer }
 // cmdAnswer answers a clarify, sudo or secret prompt:
 //
 //	herald answer ID [TEXT | N]   clarify: free text, or choice number N
+//	herald answer ID --text TEXT  clarify: TEXT as typed, even a number
 //	herald answer ID              sudo/secret: typed with echo off
 //	herald answer ID --stdin      sudo/secret: one line from a pipe
 //	herald answer ID --decline    go on without an answer
@@ -33,6 +34,7 @@ func cmdAnswer(e *env, args []string) error {
 	ctl := controlFlag(fs)
 	decline := fs.Bool("decline", false, "decline the question (Hermes goes on without the answer)")
 	fromStdin := fs.Bool("stdin", false, "read a password or secret from standard input (one line, for scripts) instead of the terminal")
+	asText := fs.Bool("text", false, "send a question's answer as typed, even when it is a number")
 	// Flags may come before or after the id and text.
 	var pos []string
 	for {
@@ -49,7 +51,7 @@ func cmdAnswer(e *env, args []string) error {
 		id, rest = pos[0], pos[1:]
 	}
 	if id == "" {
-		return usageError{"usage: herald answer ID [TEXT | CHOICE-NUMBER] [--decline] [--stdin]; `herald pending` lists the ids"}
+		return usageError{"usage: herald answer ID [TEXT | CHOICE-NUMBER] [--text] [--decline] [--stdin]; `herald pending` lists the ids"}
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 	resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "pending"})
@@ -94,7 +96,12 @@ func cmdAnswer(e *env, args []string) error {
 		if text == "" {
 			return errors.New("the answer is empty, so nothing was sent; use --decline to go on without an answer")
 		}
-		value = []byte(clarifyText(r, text))
+		if !*asText {
+			if text, err = clarifyText(r, text); err != nil {
+				return err
+			}
+		}
+		value = []byte(text)
 	}
 	actx, cancel := context.WithTimeout(e.ctx, 40*time.Second)
 	defer cancel()
@@ -103,8 +110,14 @@ func cmdAnswer(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s: %s, taken by the gateway\n", service.ShortKey(res.Request.Key), res.Request.Outcome.Choice)
+	fmt.Fprintln(e.stdout, answeredLine(*res.Request))
 	return nil
+}
+
+// answeredLine confirms an answer the gateway took. A clarify choice is
+// the gateway's own text, so it is shown as approval.VisibleLine.
+func answeredLine(r approval.Request) string {
+	return fmt.Sprintf("%s: %s, taken by the gateway", service.ShortKey(r.Key), approval.VisibleLine(r.Outcome.Choice))
 }
 
 // findPending finds the waiting request id names (a short id or a key, or
@@ -126,12 +139,18 @@ func findPending(pend []approval.Request, id string) (approval.Request, error) {
 }
 
 // clarifyText maps a choice number to its choice; other text is sent as
-// typed.
-func clarifyText(r approval.Request, text string) string {
-	if n, err := strconv.Atoi(text); err == nil && n >= 1 && n <= len(r.Choices) {
-		return r.Choices[n-1]
+// typed. A number that is no choice of a question that lists choices is
+// refused rather than sent as the answer: the user meant a choice
+// (--text sends it as typed).
+func clarifyText(r approval.Request, text string) (string, error) {
+	n, err := strconv.Atoi(text)
+	if err != nil || len(r.Choices) == 0 {
+		return text, nil
 	}
-	return text
+	if n >= 1 && n <= len(r.Choices) {
+		return r.Choices[n-1], nil
+	}
+	return "", usageError{fmt.Sprintf("there is no choice %s (choose 1 to %d); nothing was sent. To send %q as your own answer, add --text", text, len(r.Choices), text)}
 }
 
 // readMasked reads a password or secret with echo off from the terminal,
