@@ -298,7 +298,10 @@ func (s *Service) updateView(ev wire.Event) {
 		v.Running = true
 		v.Tool = d.Name
 		if d.Context != "" {
-			v.Tool += ": " + d.Context
+			// The live view is a glance (window, tray, `herald stop`):
+			// obvious secrets are masked as in the notifications; the
+			// approval sheet shows a command in full.
+			v.Tool += ": " + approval.Redact(d.Context)
 		}
 	case *wire.ToolCompletePayload:
 		v.Tool = ""
