@@ -172,7 +172,7 @@ Flags:
 			return nil
 		}
 		for _, r := range resp.Runs {
-			fmt.Fprintf(e.stdout, "%s/%s  %s  %s\n", r.Gateway, r.ID, r.Transport, approval.VisibleLine(runWhat(r)))
+			fmt.Fprintln(e.stdout, runLine(r))
 		}
 		return nil
 	default:
@@ -190,6 +190,13 @@ Flags:
 	}
 	fmt.Fprintln(e.stdout, approval.VisibleLine(res.Message))
 	return nil
+}
+
+// runLine is one active run in `herald stop`'s list; the session or run
+// id is the gateway's text too.
+func runLine(r service.RunRef) string {
+	v := approval.VisibleLine
+	return fmt.Sprintf("%s/%s  %s  %s", v(r.Gateway), v(r.ID), r.Transport, v(runWhat(r)))
 }
 
 func runWhat(r service.RunRef) string {
