@@ -76,6 +76,8 @@ func New(d Deps) *App {
 		OnEvent:    a.onEvent,
 		OnApproval: a.notify.approval,
 		OnChange:   a.batch.Poke,
+		// Sessions other clients drive: offers and "followed elsewhere".
+		OnSessionNotice: a.notify.session,
 	})
 	return a
 }
@@ -291,6 +293,7 @@ func (a *App) Snapshot() Snapshot {
 		Version:             a.d.Version,
 		Now:                 v.At,
 		Sessions:            displaySessions(v.Sessions),
+		Live:                liveViews(v.Live),
 		NotificationsPaused: st.PauseNotifications,
 		SecretsSessionOnly:  a.d.Secrets != nil && a.d.Secrets.SessionOnly(),
 		Autostart:           auto,

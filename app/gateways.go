@@ -82,6 +82,7 @@ func (a *App) connect(g GatewaySettings) error {
 	if err != nil {
 		return err
 	}
+	a.applyFollowPolicy(g)
 	for _, id := range g.Sessions {
 		if err := src.Follow(a.ctx, id); err != nil {
 			a.warn(fmt.Sprintf("following session %s on %s: %v", id, g.Name, err))

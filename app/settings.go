@@ -24,6 +24,9 @@ type GatewaySettings struct {
 	CAFile string `json:"ca_file,omitempty"`
 	// Sessions are stored session ids Herald follows on this gateway.
 	Sessions []string `json:"sessions,omitempty"`
+	// Follow is what Herald does with sessions other clients drive:
+	// "auto" follows each one found, "ask" (default) offers them.
+	Follow string `json:"follow,omitempty"`
 }
 
 // Settings is Herald's user configuration.

@@ -10,17 +10,19 @@ import (
 
 // Snapshot is what the window shows (see frontend/src/lib/types.ts).
 type Snapshot struct {
-	Version             string                `json:"version"`
-	Now                 time.Time             `json:"now"`
-	Gateways            []GatewayView         `json:"gateways"`
-	Sessions            []service.SessionView `json:"sessions"`
-	Approvals           []ApprovalView        `json:"approvals"`
-	Recent              []ApprovalView        `json:"recent"`
-	NotificationsPaused bool                  `json:"notifications_paused"`
-	SecretsSessionOnly  bool                  `json:"secrets_session_only"`
-	Autostart           bool                  `json:"autostart"`
-	Warnings            []string              `json:"warnings,omitempty"`
-	AuditError          string                `json:"audit_error,omitempty"`
+	Version  string                `json:"version"`
+	Now      time.Time             `json:"now"`
+	Gateways []GatewayView         `json:"gateways"`
+	Sessions []service.SessionView `json:"sessions"`
+	// Live is every gateway's live sessions (the Sessions panel).
+	Live                []LiveGatewayView `json:"live"`
+	Approvals           []ApprovalView    `json:"approvals"`
+	Recent              []ApprovalView    `json:"recent"`
+	NotificationsPaused bool              `json:"notifications_paused"`
+	SecretsSessionOnly  bool              `json:"secrets_session_only"`
+	Autostart           bool              `json:"autostart"`
+	Warnings            []string          `json:"warnings,omitempty"`
+	AuditError          string            `json:"audit_error,omitempty"`
 }
 
 // GatewayView is one gateway's connection.

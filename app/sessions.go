@@ -1,0 +1,171 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/service"
+)
+
+// The Sessions panel: every gateway's live sessions (titles, status,
+// current tool, latest output), follow / unfollow / follow all, "followed
+// elsewhere now" with Take back, and the per-gateway choice between
+// following sessions automatically and being asked (see service's
+// discovery.go and the README's "How following works").
+
+// Bounds on what the panel shows of a gateway's strings.
+const (
+	liveTitleMax   = 120
+	livePreviewMax = 300
+)
+
+// LiveGatewayView is one gateway's live sessions for the window.
+type LiveGatewayView struct {
+	Gateway string `json:"gateway"`
+	// Policy is "auto" (follow each session found) or "ask".
+	Policy   string            `json:"policy"`
+	Error    string            `json:"error,omitempty"`
+	Sessions []LiveSessionView `json:"sessions"`
+}
+
+// LiveSessionView is one live session, every gateway string made safe.
+type LiveSessionView struct {
+	ID       string `json:"id"`
+	Key      string `json:"key"`
+	Name     string `json:"name"` // title, else stored id
+	Status   string `json:"status"`
+	Preview  string `json:"preview,omitempty"`
+	Tool     string `json:"tool,omitempty"`
+	LastText string `json:"last_text,omitempty"`
+	Messages int    `json:"messages"`
+	// Followed, Elsewhere (taken by another client), Offered (Herald asks
+	// before following), Declined (unfollowed by the user).
+	Followed  bool `json:"followed"`
+	Elsewhere bool `json:"elsewhere"`
+	Offered   bool `json:"offered"`
+	Declined  bool `json:"declined"`
+}
+
+func clipLine(s string, n int) string {
+	out, _ := approval.Truncate(approval.VisibleLine(s), n)
+	return out
+}
+
+func liveViews(in []service.GatewaySessions) []LiveGatewayView {
+	out := make([]LiveGatewayView, 0, len(in))
+	for _, g := range in {
+		v := LiveGatewayView{Gateway: approval.VisibleLine(g.Gateway), Policy: string(g.Policy), Error: approval.VisibleLine(g.Err), Sessions: []LiveSessionView{}}
+		for _, l := range g.Sessions {
+			v.Sessions = append(v.Sessions, LiveSessionView{
+				ID: l.ID, Key: l.Key, Name: clipLine(l.DisplayName(), liveTitleMax), Status: clipLine(l.Status, 20),
+				Preview: clipLine(l.Preview, livePreviewMax), Tool: clipLine(l.Tool, livePreviewMax), LastText: clipLine(l.LastText, livePreviewMax),
+				Messages: l.MessageCount, Followed: l.Followed, Elsewhere: l.Elsewhere, Offered: l.Offered, Declined: l.Declined,
+			})
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func (a *App) callCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(a.ctx, 30*time.Second)
+}
+
+// FollowSession follows a session of a gateway now. On Hermes 0.18.2 a
+// client still watching it stops receiving its live events.
+func (a *App) FollowSession(gatewayName, id string) error {
+	ctx, cancel := a.callCtx()
+	defer cancel()
+	return a.svc.FollowSession(ctx, gatewayName, id)
+}
+
+// UnfollowSession stops following a session; Herald does not follow it
+// again automatically.
+func (a *App) UnfollowSession(gatewayName, id string) error {
+	return a.svc.UnfollowSession(gatewayName, id)
+}
+
+// FollowAll follows every listed session of a gateway.
+func (a *App) FollowAll(gatewayName string) (int, error) {
+	ctx, cancel := a.callCtx()
+	defer cancel()
+	return a.svc.FollowAll(ctx, gatewayName)
+}
+
+// TakeBack makes a session another client took send its live events to
+// Herald again.
+func (a *App) TakeBack(gatewayName, id string) error {
+	ctx, cancel := a.callCtx()
+	defer cancel()
+	return a.svc.TakeBack(ctx, gatewayName, id)
+}
+
+// SetFollowPolicy sets and saves whether Herald follows the sessions it
+// finds on a gateway automatically ("auto") or asks first ("ask").
+func (a *App) SetFollowPolicy(gatewayName, policy string) error {
+	p, err := service.ParseFollowPolicy(policy)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	known := slices.ContainsFunc(a.settings.Gateways, func(g GatewaySettings) bool { return g.Name == gatewayName })
+	a.mu.Unlock()
+	if !known {
+		return fmt.Errorf("no gateway named %q is configured", gatewayName)
+	}
+	if err := a.svc.SetFollowPolicy(gatewayName, p); err != nil {
+		return err
+	}
+	return a.updateSettings(func(s *Settings) {
+		s.Gateways = slices.Clone(s.Gateways)
+		for i := range s.Gateways {
+			if s.Gateways[i].Name == gatewayName {
+				s.Gateways[i].Follow = string(p)
+			}
+		}
+	})
+}
+
+// applyFollowPolicy gives a just-connected gateway its saved policy.
+func (a *App) applyFollowPolicy(g GatewaySettings) {
+	if g.Kind == string(service.KindAPIServer) {
+		return
+	}
+	p, err := service.ParseFollowPolicy(g.Follow)
+	if err != nil {
+		a.warn(fmt.Sprintf("%s: %v; asking before following sessions", g.Name, err))
+		p = service.FollowAsk
+	}
+	if err := a.svc.SetFollowPolicy(g.Name, p); err != nil && !errors.Is(err, context.Canceled) {
+		a.warn(err.Error())
+	}
+}
+
+// session turns a session notice into a desktop notification where the
+// user should act: a session waiting on them in another client (ask), and
+// a followed session another client took.
+func (n *notifier) session(sn service.SessionNotice) {
+	var title, body string
+	name := clipLine(firstNonEmpty(sn.Title, firstNonEmpty(sn.Key, sn.Session)), liveTitleMax)
+	switch {
+	case sn.Kind == service.NoticeOffer && sn.Status == "waiting":
+		title = "A session waits on you in another client"
+		body = fmt.Sprintf("%s on %s. Open Herald's Sessions to follow it here (the other client then stops receiving its live events).", name, clipLine(sn.Gateway, 60))
+	case sn.Kind == service.NoticeElsewhere:
+		title = "Followed elsewhere now"
+		body = fmt.Sprintf("Another client took %s on %s: its approvals go there. Open Herald's Sessions to take it back.", name, clipLine(sn.Gateway, 60))
+	default:
+		return
+	}
+	n.mu.Lock()
+	p, paused := n.platform, n.paused
+	n.mu.Unlock()
+	if p == nil || paused {
+		return
+	}
+	n.notify(p, Notification{ID: "session:" + sn.Gateway + "/" + sn.Session, Title: title, Body: body})
+}

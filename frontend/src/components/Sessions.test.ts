@@ -1,0 +1,55 @@
+// The Sessions panel rendered on the server side: titles instead of ids,
+// status, tool and output; Follow / Unfollow / Take back by state; the
+// offer and "followed elsewhere" texts; gateway text always as text.
+import { describe, expect, it } from "vitest";
+import { render } from "svelte/server";
+import Sessions from "./Sessions.svelte";
+import type { LiveSessionView, Snapshot } from "../lib/types";
+
+function session(extra: Partial<LiveSessionView>): LiveSessionView {
+  return { id: "s1", key: "20261203_080000_abc", name: "Nightly cleanup", status: "working", messages: 2, followed: false, elsewhere: false, offered: false, declined: false, ...extra };
+}
+
+function snap(sessions: LiveSessionView[], policy: "ask" | "auto" = "ask"): Snapshot {
+  return {
+    version: "test", gateways: [], sessions: [], approvals: [], recent: [], notifications_paused: false, secrets_session_only: false, autostart: false, now: "2026-12-03T10:00:00Z",
+    live: [{ gateway: "lab", policy, sessions }],
+  };
+}
+
+describe("Sessions", () => {
+  it("shows titles, status, tool and latest output, and offers to follow", () => {
+    const { body } = render(Sessions, { props: { snap: snap([session({ offered: true, status: "waiting", tool: "terminal: Running ls", last_text: "I will run <b>ls</b>" })]) } });
+    expect(body).toContain("Nightly cleanup");
+    expect(body).toContain("waiting on you");
+    expect(body).toContain("terminal: Running ls");
+    expect(body).toContain("I will run &lt;b>ls&lt;/b>");
+    expect(body).toContain('data-testid="follow-s1"');
+    expect(body).toContain('data-testid="offer-s1"');
+    expect(body).toContain("stops receiving its live events");
+    expect(body).toContain('data-testid="follow-all-lab"');
+    expect(body).not.toContain('data-testid="take-back-s1"');
+  });
+
+  it("says followed elsewhere now, with Take back", () => {
+    const { body } = render(Sessions, { props: { snap: snap([session({ followed: true, elsewhere: true })]) } });
+    expect(body).toContain('data-testid="elsewhere-s1"');
+    expect(body).toContain("Followed elsewhere now");
+    expect(body).toContain('data-testid="take-back-s1"');
+    expect(body).not.toContain('data-testid="unfollow-s1"');
+    expect(body).not.toContain('data-testid="follow-all-lab"');
+  });
+
+  it("offers Unfollow for a followed session and shows the gateway's policy", () => {
+    const { body } = render(Sessions, { props: { snap: snap([session({ followed: true })], "auto") } });
+    expect(body).toContain('data-testid="unfollow-s1"');
+    expect(body).toContain("follow automatically");
+    expect(body).toContain("Herald follows each session it finds");
+  });
+
+  it("says when there are no sessions or no gateways", () => {
+    expect(render(Sessions, { props: { snap: snap([]) } }).body).toContain("No live sessions.");
+    const none = { ...snap([]), live: [] };
+    expect(render(Sessions, { props: { snap: none } }).body).toContain("once a gateway is connected");
+  });
+});
