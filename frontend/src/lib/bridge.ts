@@ -36,6 +36,11 @@ export const api = {
   stopRun: (gateway: string, id: string) => call<StopResult>("StopRun", gateway, id),
   activeRuns: () => call<RunRef[]>("ActiveRuns"),
   ask: (gateway: string, session: string, text: string) => call<AskResult>("Ask", gateway, session, text),
+  followSession: (gateway: string, id: string) => call<void>("FollowSession", gateway, id),
+  unfollowSession: (gateway: string, id: string) => call<void>("UnfollowSession", gateway, id),
+  followAll: (gateway: string) => call<number>("FollowAll", gateway),
+  takeBack: (gateway: string, id: string) => call<void>("TakeBack", gateway, id),
+  setFollowPolicy: (gateway: string, policy: string) => call<void>("SetFollowPolicy", gateway, policy),
 };
 
 type Runtime = { EventsOn: (name: string, cb: (...data: unknown[]) => void) => () => void };

@@ -82,10 +82,34 @@ export interface GatewayView {
   version?: string;
 }
 
+/** One live session as the gateway lists it (the Sessions panel). */
+export interface LiveSessionView {
+  id: string;
+  key: string;
+  name: string;
+  status: string; // idle | working | waiting | starting
+  preview?: string;
+  tool?: string;
+  last_text?: string;
+  messages: number;
+  followed: boolean;
+  elsewhere: boolean;
+  offered: boolean;
+  declined: boolean;
+}
+
+export interface LiveGatewayView {
+  gateway: string;
+  policy: "ask" | "auto";
+  error?: string;
+  sessions: LiveSessionView[];
+}
+
 export interface Snapshot {
   version: string;
   gateways: GatewayView[];
   sessions: SessionView[];
+  live?: LiveGatewayView[];
   approvals: Approval[];
   recent: Approval[];
   notifications_paused: boolean;
