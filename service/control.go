@@ -3,6 +3,8 @@ package service
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,14 +98,9 @@ func (s *Service) serveControl(ctx context.Context, path string, uid int) error 
 		}
 		os.Remove(path) // a stale socket from a crashed run
 	}
-	ln, err := net.Listen("unix", path)
+	ln, err := s.listenPrivate(path)
 	if err != nil {
-		return fmt.Errorf("cannot open the control socket %s: %v", path, err)
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false) // removed below, only if still ours
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return fmt.Errorf("cannot make the control socket %s private: %v", path, err)
+		return err
 	}
 	if err := checkControlSocket(path, uid); err != nil {
 		ln.Close()
@@ -134,6 +131,53 @@ func (s *Service) serveControl(ctx context.Context, path string, uid int) error 
 		}
 	}()
 	return nil
+}
+
+// listenPrivate listens on a Unix socket that appears at path already
+// private (0600). A socket is created with the umask's mode (often 0755),
+// and a client that found it before a chmod would refuse it as unsafe; so
+// the socket is bound under a temporary name in the same folder, made
+// private, and only then linked to path. Linking fails if path exists, so
+// two Heralds starting at once cannot take each other's socket.
+func (s *Service) listenPrivate(path string) (net.Listener, error) {
+	dir := filepath.Dir(path)
+	var ln net.Listener
+	var tmp string
+	for try := 0; ; try++ {
+		var b [4]byte
+		rand.Read(b[:])
+		// Not longer than a usual socket name: a Unix socket path has a
+		// small limit (108 bytes on Linux).
+		tmp = filepath.Join(dir, ".h"+hex.EncodeToString(b[:]))
+		var err error
+		if ln, err = net.Listen("unix", tmp); err == nil {
+			break
+		} else if try == 3 {
+			return nil, fmt.Errorf("cannot open the control socket %s: %v", path, err)
+		}
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false) // path is removed by serveControl, only if still ours
+	defer os.Remove(tmp)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("cannot make the control socket %s private: %v", path, err)
+	}
+	if s.controlBound != nil {
+		s.controlBound(tmp)
+	}
+	err := os.Link(tmp, path)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		err = os.Rename(tmp, path) // a file system without hard links
+	}
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		ln.Close()
+		return nil, fmt.Errorf("another Herald is already running (control socket %s); use it, or stop it first", path)
+	case err != nil:
+		ln.Close()
+		return nil, fmt.Errorf("cannot open the control socket %s: %v", path, err)
+	}
+	return ln, nil
 }
 
 func (s *Service) serveConn(ctx context.Context, c net.Conn) {

@@ -141,3 +141,60 @@ func check(t *testing.T, who string, err error, want string) {
 		t.Logf("%s says: %v", who, err)
 	}
 }
+
+// TestControlSocketAppearsPrivate: the control socket never shows at its
+// path with the umask's mode (a client finding it then would refuse it as
+// unsafe, telling the user to remove a good Herald's socket): it is bound
+// and made private under a temporary name first. And a second Herald that
+// starts in that moment keeps its own socket: the first one says another
+// Herald runs instead of taking the path.
+func TestControlSocketAppearsPrivate(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "herald")
+	sock := filepath.Join(dir, "control.sock")
+	uid := os.Getuid()
+	first := New(Config{Clock: clock.NewFake(time.Unix(0, 0))})
+	defer first.Close()
+	second := New(Config{Clock: clock.NewFake(time.Unix(0, 0))})
+	defer second.Close()
+	bound := 0
+	first.controlBound = func(tmp string) {
+		bound++
+		if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the socket is at its path before it is private: %v", err)
+		}
+		if _, err := control(ctx, sock, ControlRequest{Op: "pending"}, uid); err == nil || !strings.Contains(err.Error(), "no running Herald") {
+			t.Errorf("a client during the start: %v, want no running Herald", err)
+		}
+		fi, err := os.Lstat(tmp)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("the bound socket: %v, mode %v; want 0600", err, fi.Mode())
+		}
+		// Another Herald starts now and wins.
+		if err := second.serveControl(ctx, sock, uid); err != nil {
+			t.Errorf("second Herald: %v", err)
+		}
+	}
+	check(t, "first Herald", first.serveControl(ctx, sock, uid), "already running")
+	if bound != 1 {
+		t.Fatalf("controlBound ran %d times", bound)
+	}
+	fi, err := os.Lstat(sock)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket: %v mode %v", err, fi.Mode())
+	}
+	if _, err := control(ctx, sock, ControlRequest{Op: "pending"}, uid); err != nil {
+		t.Fatalf("the second Herald does not answer: %v", err)
+	}
+	// No temporary names are left behind.
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 || ents[0].Name() != "control.sock" {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("the folder holds %v, want only control.sock", names)
+	}
+}

@@ -70,6 +70,9 @@ type Service struct {
 	wg    sync.WaitGroup // background work of sources (attaching sessions)
 	// window serves window processes (see SetWindowHost).
 	window atomic.Pointer[windowHost]
+	// controlBound, when set (tests), runs once the control socket is
+	// bound and private, before it appears at its path.
+	controlBound func(tmp string)
 
 	mu       sync.Mutex
 	sessions map[string]*SessionView // by gateway + "/" + session
