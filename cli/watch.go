@@ -168,6 +168,13 @@ func cmdWatch(e *env, args []string) error {
 	})
 	keys.in = svcInbox{svc}
 	defer svc.Close()
+	// The control socket first: when another Herald runs, stop before
+	// dialing (a resume here would take its sessions' live events on
+	// Hermes 0.18.2), and `herald approve` works once a gateway shows
+	// connected.
+	if err := svc.ServeControl(ctx, *ctl); err != nil {
+		return err
+	}
 
 	var demoSrv *hermestest.Server
 	if *demo {
@@ -229,9 +236,6 @@ func cmdWatch(e *env, args []string) error {
 				out.line("  %s: started run %s", name, id)
 			}
 		}()
-	}
-	if err := svc.ServeControl(ctx, *ctl); err != nil {
-		return err
 	}
 	// Drive the demo once its gateway is connected. Sessions other
 	// clients drive are found and followed (or offered) by the service.
