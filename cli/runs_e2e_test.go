@@ -94,7 +94,10 @@ func TestAskDirect(t *testing.T) {
 			if strings.Contains(out+e, srv.Token()) {
 				t.Fatal("ask printed the token")
 			}
-			ms := strings.Join(srv.Methods(), ",")
+			// Session discovery (session.active_list) and liveness pings
+			// run beside the ask at times of their own: what matters is
+			// that the prompt went to a session the ask created.
+			ms := strings.Join(foreground(srv.Methods()), ",")
 			if !strings.Contains(ms, "session.create,prompt.submit") {
 				t.Fatalf("gateway saw %s, want session.create then prompt.submit", ms)
 			}
@@ -109,6 +112,18 @@ func TestAskDirect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// foreground drops the calls a connection makes on its own schedule
+// (session discovery, liveness pings) from a gateway's method log.
+func foreground(methods []string) []string {
+	var out []string
+	for _, m := range methods {
+		if m != "session.active_list" && m != "gateway.ping" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // TestStopDirect: `herald stop --gateway URL ID` interrupts a turn another
