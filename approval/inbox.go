@@ -105,7 +105,17 @@ type item struct {
 	// restored: brought back from the audit log at start (see
 	// restoreLocked); a new arrival of the same request adopts it.
 	restored bool
+	// counted is how the item is counted in Inbox.live/ended (see count).
+	counted counted
 }
+
+type counted uint8
+
+const (
+	countedNone counted = iota
+	countedLive
+	countedEnded
+)
 
 // Inbox holds approval requests from all gateways. It is safe for
 // concurrent use. Call Close when done.
@@ -129,6 +139,9 @@ type Inbox struct {
 	auditErr string
 
 	maxCommand, maxPending, maxEnded int
+	// live and ended count each gateway's requests by state, kept up to
+	// date on every change (emitLocked), so bounds cost no scan.
+	live, ended map[string]int
 	floods                           map[string]*Flood
 	poisoned                         map[string]bool // event-form sessions with refused arrivals
 
@@ -149,6 +162,8 @@ func New(opt Options) *Inbox {
 		items:     map[string]*item{},
 		arrivals:  map[string]int{},
 		floods:    map[string]*Flood{},
+		live:      map[string]int{},
+		ended:     map[string]int{},
 		poisoned:  map[string]bool{},
 		stop:      make(chan struct{}),
 
@@ -250,17 +265,26 @@ func (in *Inbox) forgetAt(it *item) time.Time {
 
 // tidyLocked keeps the inbox within its bounds after a change.
 func (in *Inbox) tidyLocked(now time.Time) {
-	var ended map[string][]*item
-	for _, it := range in.items {
-		if !it.State.Live() {
-			if ended == nil {
-				ended = map[string][]*item{}
+	var over map[string][]*item
+	for gw, n := range in.ended {
+		if n > in.maxEnded {
+			if over == nil {
+				over = map[string][]*item{}
 			}
-			ended[it.Gateway] = append(ended[it.Gateway], it)
+			over[gw] = nil
 		}
 	}
-	in.capEndedLocked(ended, now)
-	in.settleFloodsLocked()
+	if over != nil {
+		for _, it := range in.items {
+			if _, ok := over[it.Gateway]; ok && !it.State.Live() {
+				over[it.Gateway] = append(over[it.Gateway], it)
+			}
+		}
+		in.capEndedLocked(over, now)
+	}
+	if len(in.floods) > 0 {
+		in.settleFloodsLocked()
+	}
 }
 
 func (in *Inbox) rearmLocked(now time.Time) {
@@ -288,6 +312,7 @@ func (in *Inbox) rearmLocked(now time.Time) {
 }
 
 func (in *Inbox) emitLocked(kind ChangeKind, it *item, now time.Time) {
+	in.countLocked(it, kind == ChangeRemoved)
 	in.out = append(in.out, Change{Kind: kind, At: now, Request: it.clone()})
 }
 
@@ -367,16 +392,41 @@ func (in *Inbox) Pending() []Request {
 // Snapshot returns every request in the inbox, oldest first.
 func (in *Inbox) Snapshot() Snapshot {
 	var s Snapshot
+	var seqs []uint64
 	in.do(func(now time.Time) {
 		s.At, s.AuditError = now, in.auditErr
 		if len(in.floods) > 0 {
 			s.Floods = in.floodsLocked()
 		}
-		for _, it := range in.sortedLocked(func(*item) bool { return true }) {
+		seqs = make([]uint64, 0, len(in.items))
+		s.Requests = make([]Request, 0, len(in.items))
+		for _, it := range in.items {
 			s.Requests = append(s.Requests, it.clone())
+			seqs = append(seqs, it.seq)
 		}
 	})
+	// Sorted outside the lock: a window's view build must not hold up an
+	// arriving approval.
+	sort.Sort(bySeq{s.Requests, seqs})
 	return s
+}
+
+// bySeq sorts requests by ReceivedAt, then arrival.
+type bySeq struct {
+	rs   []Request
+	seqs []uint64
+}
+
+func (b bySeq) Len() int { return len(b.rs) }
+func (b bySeq) Swap(i, j int) {
+	b.rs[i], b.rs[j] = b.rs[j], b.rs[i]
+	b.seqs[i], b.seqs[j] = b.seqs[j], b.seqs[i]
+}
+func (b bySeq) Less(i, j int) bool {
+	if !b.rs[i].ReceivedAt.Equal(b.rs[j].ReceivedAt) {
+		return b.rs[i].ReceivedAt.Before(b.rs[j].ReceivedAt)
+	}
+	return b.seqs[i] < b.seqs[j]
 }
 
 // sortedLocked returns the items that keep accepts by ReceivedAt, then

@@ -102,14 +102,40 @@ func (in *Inbox) boundLocked(r *Request) (why string) {
 }
 
 // liveLocked counts a gateway's open requests.
-func (in *Inbox) liveLocked(gateway string) int {
-	n := 0
-	for _, it := range in.items {
-		if it.Gateway == gateway && it.State.Live() {
-			n++
-		}
+func (in *Inbox) liveLocked(gateway string) int { return in.live[gateway] }
+
+// countLocked brings it's place in the live and ended counts up to date
+// with its state (or takes it out when removed).
+func (in *Inbox) countLocked(it *item, removed bool) {
+	want := countedEnded
+	switch {
+	case removed:
+		want = countedNone
+	case it.State.Live():
+		want = countedLive
 	}
-	return n
+	if want == it.counted {
+		return
+	}
+	switch it.counted {
+	case countedLive:
+		in.decLocked(in.live, it.Gateway)
+	case countedEnded:
+		in.decLocked(in.ended, it.Gateway)
+	}
+	switch want {
+	case countedLive:
+		in.live[it.Gateway]++
+	case countedEnded:
+		in.ended[it.Gateway]++
+	}
+	it.counted = want
+}
+
+func (in *Inbox) decLocked(m map[string]int, gw string) {
+	if m[gw]--; m[gw] <= 0 {
+		delete(m, gw)
+	}
 }
 
 // refuseLocked records an arrival over the gateway's limit.

@@ -235,6 +235,13 @@ func TestInboxBoundsProperty(t *testing.T) {
 						t.Fatalf("step %d: command of %d bytes kept", step, len(r.Command))
 					}
 				}
+				f.in.mu.Lock()
+				for _, gw := range []string{"g1", "g2"} {
+					if f.in.live[gw] != live[gw] || f.in.ended[gw] != ended[gw] {
+						t.Fatalf("step %d: %s counted %d live, %d ended; holds %d, %d", step, gw, f.in.live[gw], f.in.ended[gw], live[gw], ended[gw])
+					}
+				}
+				f.in.mu.Unlock()
 				for gw, n := range live {
 					if n > maxPending || ended[gw] > maxEnded {
 						t.Fatalf("step %d: %s holds %d live, %d ended", step, gw, n, ended[gw])

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -76,6 +77,9 @@ type Service struct {
 
 	mu       sync.Mutex
 	sessions map[string]*SessionView // by gateway + "/" + session
+	// sessionCount and sessionsDropped bound the live view per gateway
+	// (see MaxSessionsPerGateway).
+	sessionCount, sessionsDropped map[string]int
 	statuses map[string]gateway.Status
 }
 
@@ -108,6 +112,9 @@ func New(cfg Config) *Service {
 	s := &Service{
 		cfg: cfg, clk: cfg.Clock, log: cfg.Logger, ctx: ctx, stop: stop,
 		sessions: map[string]*SessionView{},
+
+		sessionCount:    map[string]int{},
+		sessionsDropped: map[string]int{},
 		statuses: map[string]gateway.Status{},
 	}
 	s.inbox = approval.New(approval.Options{
@@ -284,9 +291,12 @@ func (s *Service) updateView(ev wire.Event) {
 	k := ev.Gateway + "/" + ev.Session
 	v := s.sessions[k]
 	if v == nil {
+		s.makeRoomLocked(ev.Gateway)
 		v = &SessionView{Gateway: ev.Gateway, ID: ev.Session}
 		s.sessions[k] = v
+		s.sessionCount[ev.Gateway]++
 	}
+	defer boundSession(v)
 	if ev.StoredSession != "" {
 		v.StoredID = ev.StoredSession
 	}
@@ -350,19 +360,25 @@ type View struct {
 	AuditError string `json:"audit_error,omitempty"`
 	// Live is every WebSocket gateway's live sessions (the Sessions panel).
 	Live []GatewaySessions `json:"live"`
+	// Floods are gateways that sent more open approvals than Herald takes.
+	Floods []approval.Flood `json:"floods,omitempty"`
+	// Limits says, one line each, which bounds a gateway hit (floods,
+	// too many sessions), for surfaces to show.
+	Limits []string `json:"limits,omitempty"`
 }
 
 // View returns a consistent snapshot.
 func (s *Service) View() View {
 	snap := s.inbox.Snapshot()
-	v := View{At: s.clk.Now(), AuditError: snap.AuditError, Live: s.LiveSessions()}
+	v := View{At: s.clk.Now(), AuditError: snap.AuditError, Live: s.LiveSessions(), Floods: snap.Floods}
 	for _, r := range snap.Requests {
 		if r.State.Live() {
 			v.Approvals = append(v.Approvals, r)
 		} else {
-			v.Recent = append([]approval.Request{r}, v.Recent...)
+			v.Recent = append(v.Recent, r)
 		}
 	}
+	slices.Reverse(v.Recent) // newest first; one pass, not a prepend per request
 	s.mu.Lock()
 	for _, st := range s.statuses {
 		v.Gateways = append(v.Gateways, st)
@@ -370,6 +386,7 @@ func (s *Service) View() View {
 	for _, sv := range s.sessions {
 		v.Sessions = append(v.Sessions, *sv)
 	}
+	v.Limits = s.limitWarningsLocked(snap.Floods)
 	s.mu.Unlock()
 	sort.Slice(v.Gateways, func(i, j int) bool { return v.Gateways[i].Gateway < v.Gateways[j].Gateway })
 	sort.Slice(v.Sessions, func(i, j int) bool {

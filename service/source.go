@@ -247,6 +247,8 @@ func (s *Service) Remove(name string) {
 			delete(s.sessions, k)
 		}
 	}
+	delete(s.sessionCount, name)
+	delete(s.sessionsDropped, name)
 	s.mu.Unlock()
 	s.changed()
 }
