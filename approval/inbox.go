@@ -142,8 +142,8 @@ type Inbox struct {
 	// live and ended count each gateway's requests by state, kept up to
 	// date on every change (emitLocked), so bounds cost no scan.
 	live, ended map[string]int
-	floods                           map[string]*Flood
-	poisoned                         map[string]bool // event-form sessions with refused arrivals
+	floods      map[string]*Flood
+	poisoned    map[string]bool // event-form sessions with refused arrivals
 
 	stop      chan struct{}
 	done      chan struct{}

@@ -80,7 +80,7 @@ type Service struct {
 	// sessionCount and sessionsDropped bound the live view per gateway
 	// (see MaxSessionsPerGateway).
 	sessionCount, sessionsDropped map[string]int
-	statuses map[string]gateway.Status
+	statuses                      map[string]gateway.Status
 }
 
 // SessionView is what Herald shows about one session.
@@ -115,7 +115,7 @@ func New(cfg Config) *Service {
 
 		sessionCount:    map[string]int{},
 		sessionsDropped: map[string]int{},
-		statuses: map[string]gateway.Status{},
+		statuses:        map[string]gateway.Status{},
 	}
 	s.inbox = approval.New(approval.Options{
 		Clock:     cfg.Clock,
