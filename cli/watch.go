@@ -178,12 +178,15 @@ func cmdWatch(e *env, args []string) error {
 
 	var demoSrv *hermestest.Server
 	if *demo {
-		demoSrv = hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, StepDelay: 120 * time.Millisecond})
+		demoSrv = hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, StepDelay: 120 * time.Millisecond, Token: demoToken()})
 		defer demoSrv.Close()
 		gws = multi{"demo=" + demoSrv.URL}
 		*token, *pass = demoSrv.Token(), ""
 		if !out.json {
 			out.line("Demo gateway at %s: a scripted agent will ask for approvals. Answer with o/s/a/d + Enter.", demoSrv.URL)
+			// The throwaway demo's token, so the window's Add gateway can
+			// follow the demo too.
+			out.line("  In the window: Add gateway, URL %s, token %s", demoSrv.URL, demoSrv.Token())
 		}
 	}
 	if len(gws) == 0 && len(apis) == 0 {
