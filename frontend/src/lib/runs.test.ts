@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { askResultText, askTargets, maxPromptBytes, promptProblem, stopResultText } from "./runs";
+import { askResultText, askTargets, keepTarget, maxPromptBytes, promptProblem, stopResultText } from "./runs";
 import type { GatewayView, SessionView } from "./types";
 
 const gw = (name: string, state = "connected", kind = "ws"): GatewayView => ({ name, url: "", kind, state, may_have_missed_events: false });
@@ -33,6 +33,21 @@ describe("askTargets", () => {
   });
   it("is empty when nothing is connected", () => {
     expect(askTargets([gw("lab", "auth_failed")], [sess("lab", "a")])).toEqual([]);
+  });
+});
+
+describe("keepTarget", () => {
+  const targets = askTargets([gw("lab")], [sess("lab", "a1", { title: "fix tests" })]);
+  it("keeps the chosen target while it is offered", () => {
+    expect(keepTarget(targets, targets[1].value)).toBe(targets[1].value);
+    // a session that appears before it does not move the choice
+    const more = askTargets([gw("lab")], [sess("lab", "a0"), sess("lab", "a1", { title: "fix tests" })]);
+    expect(keepTarget(more, targets[1].value)).toBe(targets[1].value);
+  });
+  it("falls back to the first target, never to nothing", () => {
+    expect(keepTarget(targets, "")).toBe(targets[0].value);
+    expect(keepTarget(targets, "gone\u0000x")).toBe(targets[0].value);
+    expect(keepTarget([], "x")).toBe("");
   });
 });
 

@@ -43,6 +43,15 @@ export function askTargets(gateways: GatewayView[], sessions: SessionView[]): As
   return out;
 }
 
+/**
+ * The target the quick prompt shows and sends to: the one chosen while it
+ * is still offered, else the first. The select always shows this value, so
+ * what is on screen is where the prompt goes.
+ */
+export function keepTarget(targets: AskTarget[], choice: string): string {
+  return targets.some((t) => t.value === choice) ? choice : (targets[0]?.value ?? "");
+}
+
 /** What the window says once the gateway accepted a prompt. */
 export function askResultText(r: AskResult): string {
   const where = r.new_session ? `new ${r.transport === "api" ? "run" : "session"} ${r.session}` : `session ${r.session}`;

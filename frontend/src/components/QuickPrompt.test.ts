@@ -1,0 +1,33 @@
+// The quick prompt shows the target it sends to: its select never looks
+// empty while Send would go to the first target.
+import { describe, expect, it } from "vitest";
+import { render } from "svelte/server";
+import QuickPrompt from "./QuickPrompt.svelte";
+import type { Snapshot } from "../lib/types";
+
+function snap(extra: Partial<Snapshot> = {}): Snapshot {
+  return {
+    version: "test",
+    gateways: [{ name: "demo", url: "http://127.0.0.1:9119", kind: "ws", state: "connected", may_have_missed_events: false }],
+    sessions: [],
+    approvals: [],
+    recent: [],
+    notifications_paused: false,
+    secrets_session_only: false,
+    autostart: false,
+    now: "2026-12-03T10:00:00Z",
+    ...extra,
+  };
+}
+
+describe("QuickPrompt", () => {
+  it("shows the only target selected", () => {
+    const { body } = render(QuickPrompt, { props: { snap: snap() } });
+    expect(body).toMatch(/<option[^>]*selected[^>]*>demo: new session<\/option>/);
+  });
+  it("shows the first target selected when there are several", () => {
+    const { body } = render(QuickPrompt, { props: { snap: snap({ sessions: [{ gateway: "demo", id: "a1", title: "fix tests", running: true }] }) } });
+    expect(body).toMatch(/<option[^>]*selected[^>]*>demo: fix tests \(running\)<\/option>/);
+    expect(body).not.toMatch(/<option[^>]*selected[^>]*>demo: new session<\/option>/);
+  });
+});
