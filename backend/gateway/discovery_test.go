@@ -255,3 +255,33 @@ func TestUnseenApprovalAfterQuietAttach(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnedElsewhereOnSubmit: a newer gateway that refuses a prompt on a
+// session another client owns (4090) marks the session followed
+// elsewhere, and take back makes Herald its owner again.
+func TestOwnedElsewhereOnSubmit(t *testing.T) {
+	t.Parallel()
+	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, ExclusiveSubmit: true})
+	defer srv.Close()
+	h := start(t, srv, func(c *Config) { c.DiscoveryInterval = -1 })
+	h.rec.waitState(t, StateConnected)
+	ref := h.session(t)
+	peer := srv.NewPeer()
+	if err := peer.Resume(ref.StoredID); err != nil {
+		t.Fatal(err)
+	}
+	err := h.client.Call(ctxT(t), "prompt.submit", map[string]any{"session_id": ref.ID, "text": "hello"}, nil)
+	if !IsOwnedElsewhere(err) {
+		t.Fatalf("submit on a session another client owns: %v, want 4090", err)
+	}
+	if !h.client.Elsewhere(ref.ID) {
+		t.Fatal("4090 did not mark the session followed elsewhere")
+	}
+	h.rec.waitKind(t, EventElsewhere, 1)
+	if _, err := h.client.TakeBack(ctxT(t), ref.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.Call(ctxT(t), "prompt.submit", map[string]any{"session_id": ref.ID, "text": "again"}, nil); err != nil {
+		t.Fatalf("submit after take back: %v", err)
+	}
+}

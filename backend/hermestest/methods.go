@@ -150,6 +150,9 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		if fs == nil {
 			return nil, &rpcErr{4001, "session not found"}
 		}
+		if s.opts.ExclusiveSubmit && fs.transport != nil && fs.transport != c && !fs.transport.dead {
+			return nil, &rpcErr{4090, "Session " + fs.live + " already has a live owner (another client). Only one surface at a time may run a session."}
+		}
 		fs.transport = c // a submit re-binds the session's transport
 		fs.hasRow = true
 		s.notifyLocked()

@@ -75,6 +75,10 @@ type Options struct {
 	// TLS serves https/wss with a self-signed certificate (see
 	// Server.Certificate).
 	TLS bool
+	// ExclusiveSubmit models newer builds that refuse a prompt.submit on
+	// a session another connected client owns (error 4090) instead of
+	// moving it.
+	ExclusiveSubmit bool
 }
 
 // Answer is one approval answer the gateway received.
