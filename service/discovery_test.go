@@ -337,3 +337,36 @@ func TestTakenAwayIsVisibleBothWays(t *testing.T) {
 		})
 	}
 }
+
+// TestReconnectRedialsWhenConnected: the user's Reconnect really redials a
+// gateway that is up (counted at the fake gateway), and a followed session
+// is re-attached on the new connection.
+func TestReconnectRedialsWhenConnected(t *testing.T) {
+	t.Parallel()
+	r := newLiveRig(t, hermestest.Legacy, FollowAuto)
+	live, _ := r.foreignSession()
+	r.connect()
+	r.wait("Herald follows the session", func() bool { return r.peer.Consumer(live) == "other" })
+	for i := 1; i <= 2; i++ {
+		dials := r.srv.Dials()
+		if err := r.svc.Reconnect("lab"); err != nil {
+			t.Fatal(err)
+		}
+		r.wait("a new connection", func() bool {
+			g := r.svc.View().Gateways
+			return r.srv.Dials() == dials+1 && r.srv.Conns() == 1 && len(g) == 1 && g[0].State == gateway.StateConnected
+		})
+	}
+	r.wait("the session re-attached", func() bool {
+		for _, s := range r.srv.Sessions() {
+			if s.ID == live && s.Attached && r.peer.Consumer(live) == "other" {
+				return true
+			}
+		}
+		return false
+	})
+	if err := r.svc.Reconnect("nope"); err == nil {
+		t.Fatal("reconnecting an unknown gateway succeeded")
+	}
+	r.srv.Release(live)
+}
