@@ -268,6 +268,7 @@ func (a *App) EditGateway(oldName string, req AddGatewayRequest) error {
 	old := a.settings.Gateways[i]
 	a.mu.Unlock()
 	g.Sessions = slices.Clone(old.Sessions)
+	g.Follow = old.Follow // set in the Sessions panel, not the form
 	if old.Kind != g.Kind {
 		g.Sessions = nil // session ids do not carry over between transports
 	}

@@ -43,6 +43,17 @@ func TestSessionsPanelMethods(t *testing.T) {
 	if err != nil || len(st.Gateways) != 1 || st.Gateways[0].Follow != "auto" {
 		t.Fatalf("saved settings %+v (%v)", st.Gateways, err)
 	}
+	// Editing the gateway keeps the policy (the form does not show it).
+	form, err := a.GatewayForm("lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.EditGateway("lab", form.AddGatewayRequest); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := a.d.Settings.Load(); st.Gateways[0].Follow != "auto" || a.svc.FollowPolicyOf("lab") != "auto" {
+		t.Fatalf("after an edit: saved %q, running %q", st.Gateways[0].Follow, a.svc.FollowPolicyOf("lab"))
+	}
 	testwait.Until(t, guard, "the gateway's live list", srv.Changed, func() bool {
 		s := a.Snapshot()
 		return len(s.Live) == 1 && s.Live[0].Gateway == "lab" && s.Live[0].Policy == "auto"
