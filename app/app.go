@@ -286,7 +286,7 @@ func (a *App) Snapshot() Snapshot {
 	v := a.svc.View()
 	a.mu.Lock()
 	st := a.settings
-	warnings := append([]string(nil), a.warnings...)
+	warnings := append(append([]string(nil), a.warnings...), v.Limits...)
 	a.mu.Unlock()
 	auto, _ := a.d.Autostart.Enabled()
 	s := Snapshot{

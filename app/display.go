@@ -70,7 +70,7 @@ func oneLine(r approval.Request, max int) (text string, whole bool, note string)
 // "Approve once" for r without opening it.
 func oneClick(r approval.Request, max int) bool {
 	_, whole, _ := oneLine(r, max)
-	return whole && !r.Kind.IsPrompt() && r.Offers(approval.ChoiceOnce)
+	return whole && !r.Kind.IsPrompt() && r.OneClickApprovable()
 }
 
 // approvalNotification is the notification for a new request; its

@@ -42,6 +42,7 @@ func approvalBlock(r approval.Request, waiting int) []string {
 	if d.Markers {
 		lines = append(lines, "┃ ⚠ the command holds control, invisible or direction-changing characters: they are shown as ␛ and ⟦…⟧")
 	}
+	lines = append(lines, limitLines(r)...)
 	if d.Description != "" {
 		for _, l := range strings.Split(d.Description, "\n") {
 			lines = append(lines, "┃ "+l)
@@ -71,6 +72,12 @@ func pendingLine(r approval.Request, now time.Time) string {
 	}
 	if r.LastError != "" {
 		flag += " (last send failed: " + approval.VisibleLine(r.LastError) + ")"
+	}
+	if r.Truncated {
+		flag += fmt.Sprintf(" (truncated: %d bytes sent, deny only)", r.CommandBytes)
+	}
+	if r.Conflict != "" {
+		flag += " (conflict: " + approval.VisibleLine(r.Conflict) + "; deny only)"
 	}
 	return fmt.Sprintf("%s  %-10s %s  %s  [%s] expires in %s%s", service.ShortKey(r.Key), approval.VisibleLine(r.Gateway), approval.VisibleLine(r.Session),
 		approval.VisibleLine(r.Command), strings.Join(r.Choices, "/"), left, flag)

@@ -35,6 +35,9 @@ type printer struct {
 	mu   sync.Mutex
 	w    io.Writer
 	json bool
+	// refused counts approvals refused per gateway during floods (see
+	// printRefused).
+	refused map[string]int
 }
 
 func (p *printer) line(format string, args ...any) {
@@ -403,6 +406,8 @@ func printApproval(out *printer, k *keys, c approval.Change) {
 		return
 	}
 	switch {
+	case c.Kind == approval.ChangeRefused:
+		printRefused(out, r)
 	case c.Kind == approval.ChangeArrived:
 		k.arrival(r)
 	case c.Kind == approval.ChangeUpdated:
@@ -419,6 +424,8 @@ func printApproval(out *printer, k *keys, c approval.Change) {
 				out.line("  %s not sent: %s", id, approval.VisibleLine(r.LastError))
 			} else if r.Uncertain {
 				out.line("  %s may still be pending (events may have been missed)", id)
+			} else if r.Conflict != "" {
+				out.line("  %s ⚠ %s; only deny is accepted", id, approval.VisibleLine(r.Conflict))
 			}
 		}
 	}

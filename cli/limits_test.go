@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/herald-desktop/herald/approval"
+)
+
+func TestLimitsShownInTheTerminal(t *testing.T) {
+	t.Parallel()
+	r := approval.Request{Key: "gw/srq/1", Gateway: "gw", Command: "echo aaa", Choices: []string{"once", "deny"}, State: approval.StatePending, Truncated: true, CommandBytes: 70000}
+	block := strings.Join(approvalBlock(r, 1), "\n")
+	if !strings.Contains(block, "truncated") || !strings.Contains(block, "70000 bytes") || !strings.Contains(block, "only deny") {
+		t.Fatalf("block:\n%s", block)
+	}
+	r.Truncated, r.Conflict = false, "the gateway sent different commands under the same request id \"1\", so Herald cannot tell which one an approval would run"
+	if l := pendingLine(r, r.ExpiresAt); !strings.Contains(l, "conflict") || !strings.Contains(l, "deny only") {
+		t.Fatalf("pending line %q", l)
+	}
+
+	var buf bytes.Buffer
+	out := &printer{w: &buf}
+	for i := range 1000 {
+		printRefused(out, approval.Request{Gateway: "gw", Command: "junk " + strings.Repeat("x", i%3), Outcome: approval.Outcome{Error: "refused: gateway gw already has 256 approvals open"}})
+	}
+	got := buf.String()
+	if n := strings.Count(got, "\n"); n != 5 || !strings.Contains(got, "refused: junk") || !strings.Contains(got, "1000 approvals refused") {
+		t.Fatalf("%d lines for 1000 refusals:\n%s", n, got)
+	}
+}
