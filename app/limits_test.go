@@ -18,7 +18,9 @@ func TestNoOneClickForBoundedRequests(t *testing.T) {
 	}{
 		{"plain", func(*approval.Request) {}, true},
 		{"truncated", func(r *approval.Request) { r.Truncated, r.CommandBytes = true, 100000 }, false},
-		{"conflict", func(r *approval.Request) { r.Conflict = "the gateway sent different commands under the same request id" }, false},
+		{"conflict", func(r *approval.Request) {
+			r.Conflict = "the gateway sent different commands under the same request id"
+		}, false},
 	} {
 		r := pendingRequest("k", "ls -la")
 		tc.tweak(&r)
