@@ -26,7 +26,7 @@ describe("askTargets", () => {
       [gw("lab"), gw("down", "reconnecting"), gw("api", "connected", "api")],
       [sess("lab", "a1", { title: "fix tests", running: true }), sess("lab", "b2", { stored_id: "2026_x" }), sess("down", "c3"), sess("api", "run_1")],
     );
-    expect(t.map((x) => x.label)).toEqual(["lab: fix tests (running)", "lab: 2026_x", "lab: new session", "api: new run"]);
+    expect(t.map((x) => x.label)).toEqual(["lab: fix tests (running)", "lab: b2", "lab: new session", "api: new run"]);
     expect(t[0]).toMatchObject({ gateway: "lab", session: "a1" });
     expect(t[2]).toMatchObject({ gateway: "lab", session: "" });
     expect(new Set(t.map((x) => x.value)).size).toBe(t.length);

@@ -33,7 +33,8 @@ export function askTargets(gateways: GatewayView[], sessions: SessionView[]): As
   for (const g of up) {
     if (g.kind === "api") continue;
     for (const s of sessions.filter((s) => s.gateway === g.name)) {
-      const name = s.title || s.stored_id || s.id;
+      // Named as the session list names it, so the two can be matched.
+      const name = s.title || s.id;
       out.push({ value: `${g.name}\u0000${s.id}`, label: `${g.name}: ${name}${s.running ? " (running)" : ""}`, gateway: g.name, session: s.id });
     }
   }
