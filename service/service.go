@@ -335,7 +335,9 @@ func (s *Service) updateView(ev wire.Event) {
 	}
 	switch ev.Kind {
 	case wire.MessageStart:
-		v.Running, v.LastText = true, ""
+		// A new turn: the last one's end ("complete", "interrupted") is
+		// no status of this one.
+		v.Running, v.LastText, v.Status = true, "", ""
 	case "run.completed", "run.failed", "run.cancelled", "run.interrupted":
 		v.Running, v.Tool = false, ""
 		v.Status = strings.TrimPrefix(ev.Kind, "run.")

@@ -37,6 +37,7 @@ func TestLiveViewFollowsToolActivity(t *testing.T) {
 		{ev(wire.MessageComplete, "s1", map[string]any{"text": "done", "status": "complete", "usage": map[string]any{"total": 42}}), func(v SessionView) bool {
 			return !v.Running && v.Status == "complete" && v.LastText == "done" && v.Tokens == 42
 		}, "complete"},
+		{ev(wire.MessageStart, "s1", nil), func(v SessionView) bool { return v.Running && v.Status == "" && v.LastText == "" }, "the next turn's message.start"},
 	}
 	for _, st := range steps {
 		s.onEvent(st.ev)
