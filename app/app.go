@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -116,12 +117,19 @@ func (a *App) Start() error {
 	return nil
 }
 
+// warn logs msg and shows it in the window, once: the same problem met
+// again (every gateway added without a keychain) is not stacked.
 func (a *App) warn(msg string) {
 	a.log.Warn(msg)
 	a.mu.Lock()
-	a.warnings = append(a.warnings, msg)
+	seen := slices.Contains(a.warnings, msg)
+	if !seen {
+		a.warnings = append(a.warnings, msg)
+	}
 	a.mu.Unlock()
-	a.batch.Poke()
+	if !seen {
+		a.batch.Poke()
+	}
 }
 
 // Attach installs the platform (Wails runtime, or a fake in tests).

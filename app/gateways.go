@@ -207,7 +207,9 @@ func (a *App) AddGateway(req AddGatewayRequest) error {
 		return err
 	}
 	if secretErr != nil {
-		a.warn(secretErr.Error())
+		// No keychain: the window's session-only banner says so and
+		// what to do; the cause goes to the log.
+		a.log.Warn(secretErr.Error())
 	}
 	return nil
 }
@@ -309,7 +311,9 @@ func (a *App) EditGateway(oldName string, req AddGatewayRequest) error {
 		return err
 	}
 	if secretErr != nil {
-		a.warn(secretErr.Error())
+		// No keychain: the window's session-only banner says so and
+		// what to do; the cause goes to the log.
+		a.log.Warn(secretErr.Error())
 	}
 	a.batch.Poke()
 	return nil
