@@ -171,6 +171,29 @@ type discovery struct {
 	polling  bool
 	lastPoll time.Time
 	last     Discovery
+	// resuming counts the session.resume calls in flight by stored id.
+	// A listing the gateway made after such a resume can be read before
+	// the resume's answer: the session is Herald's already, never one
+	// "driven by another client".
+	resuming map[string]int
+}
+
+// resumeStarted marks a session.resume of stored in flight until the
+// returned func runs (after the session is tracked).
+func (c *Client) resumeStarted(stored string) (done func()) {
+	c.mu.Lock()
+	if c.disc.resuming == nil {
+		c.disc.resuming = map[string]int{}
+	}
+	c.disc.resuming[stored]++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		if c.disc.resuming[stored]--; c.disc.resuming[stored] <= 0 {
+			delete(c.disc.resuming, stored)
+		}
+		c.mu.Unlock()
+	}
 }
 
 // pollDue reports whether a listing is due now (always after a
@@ -297,6 +320,11 @@ func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
 		byID[l.ID] = i
 		if l.Key != "" {
 			byKey[l.Key] = i
+		}
+	}
+	for i, l := range d.Sessions {
+		if c.disc.resuming[l.Key] > 0 || c.disc.resuming[l.ID] > 0 {
+			d.Sessions[i].Followed = true
 		}
 	}
 	for _, s := range c.sessions {

@@ -285,3 +285,33 @@ func TestOwnedElsewhereOnSubmit(t *testing.T) {
 		t.Fatalf("submit after take back: %v", err)
 	}
 }
+
+// TestListingDuringResumeIsHeralds: a listing read while Herald's
+// session.resume of a session is in flight (the gateway may list after
+// the resume, and its answer may be read before the resume's) shows the
+// session as Herald's, never as one driven by another client: the
+// service would offer it and the desktop say "a session waits on you in
+// another client" about a session Herald follows.
+func TestListingDuringResumeIsHeralds(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range dialects {
+		t.Run(dialect.String(), func(t *testing.T) {
+			t.Parallel()
+			srv := hermestest.NewServer(hermestest.Options{Dialect: dialect})
+			defer srv.Close()
+			live, stored, err := srv.NewPeer().Create()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, d := startDisc(t, srv)
+			done := h.client.resumeStarted(stored)
+			if row, ok := rowOf(h.tick(t, d), live); !ok || !row.Followed {
+				t.Fatalf("row %+v (listed %v) while Herald resumes it, want followed", row, ok)
+			}
+			done()
+			if row, ok := rowOf(h.tick(t, d), live); !ok || row.Followed {
+				t.Fatalf("row %+v (listed %v) after a resume that never tracked it, want not followed", row, ok)
+			}
+		})
+	}
+}

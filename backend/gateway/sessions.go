@@ -88,6 +88,7 @@ func (c *Client) CreateSession(ctx context.Context, params map[string]any) (Sess
 // (session.resume). The gateway then sends that session's events here.
 func (c *Client) AttachSession(ctx context.Context, storedID string) (SessionRef, error) {
 	var r sessionResult
+	defer c.resumeStarted(storedID)() // until tracked below
 	if err := c.Call(ctx, "session.resume", map[string]any{"session_id": storedID}, &r); err != nil {
 		return SessionRef{}, fmt.Errorf("attaching to session %s failed: %w", storedID, err)
 	}
