@@ -40,10 +40,27 @@ type printer struct {
 	refused map[string]int
 }
 
+// line prints one line for people. With --json it is a message record
+// instead, so that every line watch prints stays JSON.
 func (p *printer) line(format string, args ...any) {
+	if p.json {
+		p.record(jsonRecord{Type: "message", Text: fmt.Sprintf(format, args...)})
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+// problem prints a gateway's problem: "! NAME: what", or with --json a
+// problem record naming the gateway.
+func (p *printer) problem(source string, err error) {
+	text := approval.VisibleLine(err.Error())
+	if p.json {
+		p.record(jsonRecord{Type: "problem", Gateway: source, Text: text})
+		return
+	}
+	p.line("! %s: %s", source, text)
 }
 
 func (p *printer) record(v any) {
@@ -58,7 +75,7 @@ func (p *printer) record(v any) {
 
 // jsonRecord is one line of `herald watch --json`.
 type jsonRecord struct {
-	Type    string            `json:"type"` // event | approval | status
+	Type    string            `json:"type"` // event | approval | status | notice | problem | message
 	Event   *wire.Event       `json:"event,omitempty"`
 	Change  string            `json:"change,omitempty"`
 	ID      string            `json:"id,omitempty"`      // approval short id, for herald approve
@@ -67,6 +84,10 @@ type jsonRecord struct {
 	Status  *gateway.Status   `json:"status,omitempty"`
 	// Notice is a session found, offered, followed or taken elsewhere.
 	Notice *service.SessionNotice `json:"notice,omitempty"`
+	// Gateway and Text are a problem's source and what went wrong, or
+	// Text a message's line as the terminal would show it.
+	Gateway string `json:"gateway,omitempty"`
+	Text    string `json:"text,omitempty"`
 }
 
 func cmdWatch(e *env, args []string) error {
@@ -167,7 +188,7 @@ func cmdWatch(e *env, args []string) error {
 		Store:             store,
 		OnEvent:           func(ev wire.Event) { printEvent(out, ev) },
 		OnApproval:        func(c approval.Change) { printApproval(out, keys, c) },
-		OnProblem:         func(src string, err error) { out.line("! %s: %v", src, approval.VisibleLine(err.Error())) },
+		OnProblem:         out.problem,
 	})
 	keys.in = svcInbox{svc}
 	defer svc.Close()
@@ -222,7 +243,7 @@ func cmdWatch(e *env, args []string) error {
 		}
 		for _, id := range ids {
 			if err := src.Follow(ctx, id); err != nil {
-				out.line("! %s: %v", src.Name(), err)
+				out.problem(src.Name(), err)
 			}
 		}
 	}
