@@ -1,0 +1,26 @@
+// Which request the window's sheet shows.
+import type { Approval } from "./types";
+
+/**
+ * The request on the sheet: the selected one (waiting or settled), else
+ * the first waiting one, else the one last on the sheet, now settled.
+ */
+export function sheetRequest(approvals: Approval[], recent: Approval[], selected: string | null, last: string | null): Approval | undefined {
+  return (
+    approvals.find((a) => a.key === selected) ??
+    recent.find((a) => a.key === selected) ??
+    approvals[0] ??
+    recent.find((a) => a.key === last)
+  );
+}
+
+/**
+ * The key to remember as last on the sheet: a waiting request shown now;
+ * otherwise the one remembered. So when the request on screen goes away
+ * (answered elsewhere, cancelled by a stop, expired) the sheet keeps it with
+ * its outcome, not an older request answered here.
+ */
+export function onSheet(last: string | null, current: Approval | undefined, approvals: Approval[]): string | null {
+  if (current && approvals.some((a) => a.key === current.key)) return current.key;
+  return last;
+}
