@@ -7,6 +7,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -56,6 +57,9 @@ type App struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	warnings []string
+	// unconnected: configured gateways that could not start, and why
+	// (see unconnected.go).
+	unconnected map[string]string
 }
 
 // New builds the App and its service; gateways start on Start.
@@ -106,7 +110,10 @@ func (a *App) Start() error {
 	a.notice.setPaused(st.PauseNotifications)
 	for _, g := range st.Gateways {
 		if err := a.connect(g); err != nil {
-			a.warn(fmt.Sprintf("gateway %s: %v", g.Name, err))
+			a.setUnconnected(g, err) // listed with its error and Edit
+			if !errors.Is(err, ErrNoKeychain) {
+				a.warn(fmt.Sprintf("gateway %s: %v", g.Name, err))
+			}
 		}
 	}
 	if a.d.Control != "" {
@@ -328,6 +335,7 @@ func (a *App) Snapshot() Snapshot {
 	for _, r := range v.Approvals {
 		s.Approvals = append(s.Approvals, approvalView(r))
 	}
+	s.Gateways = a.withUnconnected(s.Gateways, st.Gateways)
 	for i, r := range v.Recent {
 		if i == 20 {
 			break

@@ -82,6 +82,7 @@ func (a *App) connect(g GatewaySettings) error {
 	if err != nil {
 		return err
 	}
+	a.clearUnconnected(g.Name)
 	a.applyFollowPolicy(g)
 	for _, id := range g.Sessions {
 		if err := src.Follow(a.ctx, id); err != nil {
@@ -297,6 +298,7 @@ func (a *App) EditGateway(oldName string, req AddGatewayRequest) error {
 		}
 	}
 	a.svc.Remove(oldName)
+	a.clearUnconnected(oldName)
 	err = a.updateSettings(func(s *Settings) {
 		gws := slices.Clone(s.Gateways)
 		if j := slices.IndexFunc(gws, func(x GatewaySettings) bool { return x.Name == oldName }); j >= 0 {
@@ -325,6 +327,7 @@ func (a *App) RemoveGateway(name string) error {
 		return fmt.Errorf("no gateway named %q is configured", name)
 	}
 	a.svc.Remove(name)
+	a.clearUnconnected(name)
 	for _, k := range secretKinds {
 		a.d.Secrets.Delete(name, k)
 	}

@@ -37,3 +37,47 @@ func TestNoKeychainIsSaidOnce(t *testing.T) {
 		t.Fatalf("warnings %q, want the repeated one once", w)
 	}
 }
+
+// TestGatewayWhoseSecretIsGoneIsListedAndFixable: after a restart without
+// a keychain a configured gateway's token is gone. The window still lists
+// it, saying what happened and what to do, and Edit with the token
+// connects it; before, it was invisible and its name taken.
+func TestGatewayWhoseSecretIsGoneIsListedAndFixable(t *testing.T) {
+	t.Parallel()
+	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	defer srv.Close()
+	settings, _ := NewSettingsStore(t.TempDir())
+	st := DefaultSettings()
+	st.Gateways = []GatewaySettings{{Name: "lab", URL: srv.URL, Kind: "ws", Auth: "token"}}
+	if err := settings.Save(st); err != nil {
+		t.Fatal(err)
+	}
+	a := New(Deps{Settings: settings, Secrets: NewSecrets(brokenKeyring{block: closedChan()}), Autostart: Autostart{Dir: t.TempDir()}})
+	defer a.Close()
+	p := newFakePlatform()
+	a.Attach(p)
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	snap := a.Snapshot()
+	if len(snap.Gateways) != 1 || snap.Gateways[0].Name != "lab" || snap.Gateways[0].State != "config_error" ||
+		!strings.Contains(snap.Gateways[0].Error, "token") || !strings.Contains(snap.Gateways[0].Error, "Edit") {
+		t.Fatalf("gateways after a restart without keychain: %+v", snap.Gateways)
+	}
+	if _, err := a.GatewayForm("lab"); err != nil {
+		t.Fatalf("the Edit form cannot open: %v", err)
+	}
+	if err := a.EditGateway("lab", AddGatewayRequest{Name: "lab", URL: srv.URL, Kind: "ws", Auth: "token", Token: srv.Token()}); err != nil {
+		t.Fatalf("Edit with the token: %v", err)
+	}
+	p.waitFor(t, "lab connected after Edit", func(f *fakePlatform) bool {
+		g := f.last.Gateways
+		return len(g) == 1 && g[0].Name == "lab" && g[0].State == "connected" && g[0].Error == ""
+	})
+	if err := a.RemoveGateway("lab"); err != nil {
+		t.Fatal(err)
+	}
+	if g := a.Snapshot().Gateways; len(g) != 0 {
+		t.Fatalf("gateways after Remove: %+v", g)
+	}
+}

@@ -1,0 +1,65 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/herald-desktop/herald/approval"
+)
+
+// A configured gateway Herald could not start (its secret unreadable
+// without a keychain after a restart, a CA file gone) is still listed in
+// the window, with what went wrong and its Edit and Remove buttons:
+// otherwise it would be invisible, its name taken, and nothing could fix it.
+
+// setUnconnected records why gateway name could not start.
+func (a *App) setUnconnected(g GatewaySettings, err error) {
+	msg := err.Error()
+	if errors.Is(err, ErrNoKeychain) {
+		msg = fmt.Sprintf("its %s could not be read: no system keychain is available, so it was kept only until Herald stopped. Click Edit and enter it again", secretName(g.Auth))
+	}
+	a.mu.Lock()
+	if a.unconnected == nil {
+		a.unconnected = map[string]string{}
+	}
+	a.unconnected[g.Name] = msg
+	a.mu.Unlock()
+}
+
+// clearUnconnected forgets name's start failure (it started, or is gone).
+func (a *App) clearUnconnected(name string) {
+	a.mu.Lock()
+	delete(a.unconnected, name)
+	a.mu.Unlock()
+}
+
+// withUnconnected adds the configured gateways that could not start to
+// the window's list. The caller holds no lock.
+func (a *App) withUnconnected(views []GatewayView, configured []GatewaySettings) []GatewayView {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, g := range configured {
+		msg, ok := a.unconnected[g.Name]
+		if !ok {
+			continue
+		}
+		listed := false
+		for _, v := range views {
+			listed = listed || v.Name == g.Name
+		}
+		if !listed {
+			views = append(views, GatewayView{Name: g.Name, URL: g.URL, Kind: firstNonEmpty(g.Kind, "ws"), State: "config_error", Error: approval.VisibleLine(msg)})
+		}
+	}
+	return views
+}
+
+func secretName(auth string) string {
+	switch auth {
+	case "password":
+		return "password"
+	case "key":
+		return "API server key"
+	}
+	return "token"
+}
