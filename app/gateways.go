@@ -78,6 +78,9 @@ func (a *App) connect(g GatewaySettings) error {
 	if err != nil {
 		return err
 	}
+	if msg := insecureWarning(g.Name, cfg); msg != "" {
+		a.warn(msg)
+	}
 	src, err := a.svc.AddSource(cfg)
 	if err != nil {
 		return err

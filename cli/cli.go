@@ -92,9 +92,12 @@ Usage:
   herald ask [--session ID] TEXT  start a prompt on a session or a new one
   herald version                  print the version and exit
 
-Run "herald watch -h" for its flags. Credentials come from flags or the
-environment (HERALD_TOKEN, HERALD_PASSWORD, HERALD_USERNAME) and are never
-printed or logged.
+Run "herald watch -h" for its flags. Credentials come from the environment
+(HERALD_TOKEN, HERALD_PASSWORD, HERALD_USERNAME, HERALD_API_KEY), from files
+(--token-file, --password-file, --api-key-file; "-" reads stdin) or from flags
+(--token, --password, --api-key: visible to other local users in ps), and are
+never printed or logged. Herald refuses to send them over plain http:// to
+another machine unless you pass --allow-insecure.
 `)
 	return nil
 }

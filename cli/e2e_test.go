@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,6 +70,17 @@ func startWatch(t *testing.T, args ...string) *watchProc {
 // startWatchEnv is startWatch with extra environment variables.
 func startWatchEnv(t *testing.T, env []string, args ...string) *watchProc {
 	t.Helper()
+	return startWatchIO(t, env, "", args...)
+}
+
+// startWatchStdin is startWatch that first writes input to watch's stdin.
+func startWatchStdin(t *testing.T, input string, args ...string) *watchProc {
+	t.Helper()
+	return startWatchIO(t, nil, input, args...)
+}
+
+func startWatchIO(t *testing.T, env []string, input string, args ...string) *watchProc {
+	t.Helper()
 	cmd := exec.Command(heraldBin, append([]string{"watch", "--json"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "HERALD_TOKEN="), env...)
 	out, err := cmd.StdoutPipe()
@@ -80,6 +92,9 @@ func startWatchEnv(t *testing.T, env []string, args ...string) *watchProc {
 	stdin, _ := cmd.StdinPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if input != "" {
+		io.WriteString(stdin, input)
 	}
 	w := &watchProc{cmd: cmd, lines: make(chan map[string]any, 1024)}
 	go func() {

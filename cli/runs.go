@@ -19,19 +19,16 @@ import (
 // directFlags are the flags with which `herald stop` and `herald ask`
 // reach a gateway themselves instead of through the running Herald.
 type directFlags struct {
-	gateway, api              *string
-	token, user, pass, apiKey *string
-	connectTimeout            *time.Duration
+	gateway, api   *string
+	creds          *credFlags
+	connectTimeout *time.Duration
 }
 
 func addDirectFlags(fs *flag.FlagSet, gwHelp string) *directFlags {
 	return &directFlags{
 		gateway:        fs.String("gateway", "", gwHelp),
 		api:            fs.String("api", "", "talk to this Hermes API server directly (URL or NAME=URL)"),
-		token:          fs.String("token", "", "session token for a loopback gateway (default $HERALD_TOKEN)"),
-		user:           fs.String("username", "", "user name for a gated gateway (default $HERALD_USERNAME)"),
-		pass:           fs.String("password", "", "password for a gated gateway (default $HERALD_PASSWORD)"),
-		apiKey:         fs.String("api-key", "", "API server key (default $HERALD_API_KEY)"),
+		creds:          addCredFlags(fs),
 		connectTimeout: fs.Duration("connect-timeout", 15*time.Second, "how long to wait for a direct connection"),
 	}
 }
@@ -57,6 +54,21 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 	if *d.gateway != "" && *d.api != "" {
 		return nil, "", usageError{"give --gateway or --api, not both"}
 	}
+	cr, stdin, err := d.creds.resolve(e)
+	if err != nil {
+		return nil, "", err
+	}
+	e.stdin = stdin
+	if *d.api != "" {
+		_, u := splitGateway(*d.api)
+		err = d.creds.checkURL(e, "--api", u, cr.apiKey)
+	} else {
+		_, u := splitGateway(*d.gateway)
+		err = d.creds.checkURL(e, "--gateway", u, cr.token+cr.pass)
+	}
+	if err != nil {
+		return nil, "", err
+	}
 	svc := service.New(service.Config{OnEvent: func(ev wire.Event) {
 		printNotice(out, ev)
 		if onEvent != nil {
@@ -66,9 +78,9 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 	connected := make(chan string, 8)
 	cfg := service.SourceConfig{
 		Kind:     service.KindGateway,
-		Token:    firstNonEmpty(*d.token, e.getenv("HERALD_TOKEN")),
-		Username: firstNonEmpty(*d.user, e.getenv("HERALD_USERNAME")),
-		Password: firstNonEmpty(*d.pass, e.getenv("HERALD_PASSWORD")),
+		Token:    cr.token,
+		Username: cr.user,
+		Password: cr.pass,
 		OnStatus: func(s gateway.Status) {
 			select {
 			case connected <- string(s.State) + "\x00" + s.Err:
@@ -79,7 +91,7 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 	cfg.Name, cfg.URL = splitGateway(*d.gateway)
 	if *d.api != "" {
 		cfg.Kind, cfg.Token, cfg.Username, cfg.Password = service.KindAPIServer, "", "", ""
-		cfg.Key = firstNonEmpty(*d.apiKey, e.getenv("HERALD_API_KEY"))
+		cfg.Key = cr.apiKey
 		cfg.Name, cfg.URL = splitGateway(*d.api)
 	}
 	src, err := svc.AddSource(cfg)
@@ -134,6 +146,7 @@ Without ID it lists the active runs the running Herald sees.
 Flags:
 `)
 		fs.PrintDefaults()
+		fmt.Fprint(e.stderr, "\n"+secretsHelp)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -229,6 +242,7 @@ clients showing it stop receiving its events.
 Flags:
 `)
 		fs.PrintDefaults()
+		fmt.Fprint(e.stderr, "\n"+secretsHelp)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -95,16 +95,13 @@ func cmdWatch(e *env, args []string) error {
 	var gws, sessions multi
 	fs.Var(&gws, "gateway", "gateway URL, or NAME=URL (repeatable; default http://127.0.0.1:9119)")
 	fs.Var(&sessions, "session", "stored session id to follow (repeatable)")
-	token := fs.String("token", "", "session token for loopback gateways (default $HERALD_TOKEN)")
-	user := fs.String("username", "", "user name for gated gateways (default $HERALD_USERNAME)")
-	pass := fs.String("password", "", "password for gated gateways (default $HERALD_PASSWORD)")
+	cf := addCredFlags(fs)
 	attachActive := fs.Bool("attach-active", false, "same as --follow auto: follow every session found on the gateways, now and later (on Hermes 0.18.2 this moves their live events away from other clients)")
 	followMode := fs.String("follow", "ask", "sessions other clients drive: ask (list and offer them; type follow ID) or auto (follow each one found)")
 	asJSON := fs.Bool("json", false, "print one JSON record per line instead of text")
 	demo := fs.Bool("demo", false, "start an embedded demo gateway with a scripted session (no Hermes needed)")
 	var apis, runs multi
 	fs.Var(&apis, "api", "Hermes API server URL, or NAME=URL (repeatable; e.g. http://127.0.0.1:8642)")
-	apiKey := fs.String("api-key", "", "API server key (default $HERALD_API_KEY)")
 	fs.Var(&runs, "run", "API-server run id to follow (repeatable; on the first --api server)")
 	startRun := fs.String("start", "", "start a run with this input on the first --api server and follow it")
 	ctl := controlFlag(fs)
@@ -115,10 +112,26 @@ func cmdWatch(e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q; gateways go in --gateway", fs.Arg(0))}
 	}
-	*token = firstNonEmpty(*token, e.getenv("HERALD_TOKEN"))
-	*user = firstNonEmpty(*user, e.getenv("HERALD_USERNAME"))
-	*pass = firstNonEmpty(*pass, e.getenv("HERALD_PASSWORD"))
-	*apiKey = firstNonEmpty(*apiKey, e.getenv("HERALD_API_KEY"))
+	cr, stdin, err := cf.resolve(e)
+	if err != nil {
+		return err
+	}
+	e.stdin = stdin // keys follow a secret read from stdin
+	token, user, pass, apiKey := &cr.token, &cr.user, &cr.pass, &cr.apiKey
+	if !*demo {
+		for _, a := range apis {
+			_, u := splitGateway(a)
+			if err := cf.checkURL(e, "--api", u, *apiKey); err != nil {
+				return err
+			}
+		}
+		for _, g := range gws {
+			_, u := splitGateway(g)
+			if err := cf.checkURL(e, "--gateway", u, *token+*pass); err != nil {
+				return err
+			}
+		}
+	}
 	if (len(runs) > 0 || *startRun != "") && len(apis) == 0 {
 		return usageError{"--run and --start need an --api server"}
 	}

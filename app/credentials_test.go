@@ -1,0 +1,29 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/herald-desktop/herald/service"
+)
+
+func TestInsecureWarning(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cfg  service.SourceConfig
+		warn bool
+	}{
+		{service.SourceConfig{URL: "http://gw.lan:9119", Token: "t"}, true},
+		{service.SourceConfig{URL: "http://10.0.0.2:8642", Key: "k"}, true},
+		{service.SourceConfig{URL: "ws://gw.lan:9119", Password: "p"}, true},
+		{service.SourceConfig{URL: "http://gw.lan:9119"}, false},
+		{service.SourceConfig{URL: "https://gw.lan:9119", Token: "t"}, false},
+		{service.SourceConfig{URL: "http://127.0.0.1:9119", Token: "t"}, false},
+		{service.SourceConfig{URL: "http://localhost:9119", Token: "t"}, false},
+	} {
+		msg := insecureWarning("lab", tc.cfg)
+		if (msg != "") != tc.warn || (tc.warn && (!strings.Contains(msg, "plain http") || strings.Contains(msg, "t\""))) {
+			t.Errorf("%+v: %q", tc.cfg, msg)
+		}
+	}
+}
