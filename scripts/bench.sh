@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the backend benchmarks and prints one markdown table: benchmark,
+# Runs the backend and service benchmarks and prints one markdown table: benchmark,
 # ns/op, speed-up over the naive baseline (where one exists), custom
 # metrics (frames/s, latency percentiles, bytes per gateway/session, MB/s),
 # B/op and allocs/op; then the desktop binary size if it has been built.
@@ -13,7 +13,7 @@ raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 args=(-run '^$' -bench "${BENCH:-.}" -benchmem -count "${COUNT:-1}")
 [ -n "${BENCHTIME:-}" ] && args+=(-benchtime "$BENCHTIME")
-if ! go test "${args[@]}" ./backend/... >"$raw" 2>&1; then
+if ! go test "${args[@]}" ./backend/... ./service/ >"$raw" 2>&1; then
 	cat "$raw" >&2
 	echo "bench: go test failed" >&2
 	exit 1
@@ -28,7 +28,7 @@ function median(k, c,   i, j, t, a) {
 	return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
 }
 function fmt(x) { return (x == int(x)) ? sprintf("%d", x) : (x >= 100 ? sprintf("%.0f", x) : sprintf("%.2f", x)) }
-/^pkg: / { pkg = $2; sub(/.*\/backend\//, "", pkg); next }
+/^pkg: / { pkg = $2; sub(/.*\/herald\//, "", pkg); sub(/^backend\//, "", pkg); next }
 /^Benchmark/ {
 	name = $1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
 	id = pkg SUBSEP name
