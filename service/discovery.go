@@ -128,6 +128,35 @@ type liveState struct {
 	attaching map[string]bool
 }
 
+// maxDeclined bounds the unfollowed sessions remembered per gateway.
+const maxDeclined = 1000
+
+// prune forgets what it knew of sessions the gateway no longer lists, so
+// the state stays as small as the listing (itself bounded).
+func (st *liveState) prune(d gateway.Discovery) {
+	listed := make(map[string]bool, len(d.Sessions))
+	for _, l := range d.Sessions {
+		listed[l.Key] = true
+	}
+	for k := range st.seen {
+		if !listed[k] {
+			delete(st.seen, k)
+		}
+	}
+	for k := range st.offered {
+		if !listed[k] {
+			delete(st.offered, k)
+		}
+	}
+	if len(st.declined) > maxDeclined {
+		for k := range st.declined {
+			if !listed[k] {
+				delete(st.declined, k)
+			}
+		}
+	}
+}
+
 type liveSessions struct {
 	mu sync.Mutex
 	gw map[string]*liveState
@@ -225,6 +254,7 @@ func (s *Service) onDiscovery(d gateway.Discovery) {
 			}
 		}
 	}
+	st.prune(d)
 	s.live.mu.Unlock()
 	for _, n := range notices {
 		s.notice(n)

@@ -370,3 +370,29 @@ func TestReconnectRedialsWhenConnected(t *testing.T) {
 	}
 	r.srv.Release(live)
 }
+
+// TestLiveStateIsBoundedByTheListing: what Herald remembers of listed
+// sessions is forgotten once the gateway stops listing them.
+func TestLiveStateIsBoundedByTheListing(t *testing.T) {
+	t.Parallel()
+	s := New(Config{Clock: clock.NewFake(time.Unix(0, 0))})
+	defer s.Close()
+	var rows []gateway.LiveSession
+	for i := 0; i < 50; i++ {
+		rows = append(rows, gateway.LiveSession{ID: fmt.Sprint("l", i), Key: fmt.Sprint("k", i), Status: gateway.LiveWorking})
+	}
+	s.onDiscovery(gateway.Discovery{Gateway: "lab", At: time.Unix(1, 0), Sessions: rows})
+	s.live.mu.Lock()
+	seen, offered := len(s.live.gw["lab"].seen), len(s.live.gw["lab"].offered)
+	s.live.mu.Unlock()
+	if seen != 50 || offered != 50 {
+		t.Fatalf("remembered %d seen, %d offered; want 50 each", seen, offered)
+	}
+	s.onDiscovery(gateway.Discovery{Gateway: "lab", At: time.Unix(2, 0), Sessions: rows[:1]})
+	s.live.mu.Lock()
+	seen, offered = len(s.live.gw["lab"].seen), len(s.live.gw["lab"].offered)
+	s.live.mu.Unlock()
+	if seen != 1 || offered != 1 {
+		t.Fatalf("after the listing shrank: %d seen, %d offered; want 1 each", seen, offered)
+	}
+}
