@@ -21,6 +21,9 @@ func printSessionNotice(out *printer, n service.SessionNotice) {
 	id := approval.VisibleLine(firstNonEmpty(n.Key, n.Session))
 	switch n.Kind {
 	case service.NoticeFound:
+		if n.Status == "idle" || n.Status == "" {
+			return // idle sessions: "sessions" lists them
+		}
 		out.line("  %s: session %q found (%s), driven by another client", n.Gateway, name, approval.VisibleLine(n.Status))
 	case service.NoticeOffer:
 		out.line("? %s: session %q is %s in another client. Type \"follow %s\" to see its approvals here (its live events then come to Herald only; a client watching it stops receiving them).", n.Gateway, name, offerState(n.Status), id)
