@@ -117,6 +117,8 @@ type Client struct {
 	// again with other params under the same id is delivered (the inbox
 	// flags the conflict), never dropped as a duplicate.
 	srqParams map[string]string
+	// sessionsCapped: MaxTrackedSessions was reached (logged once).
+	sessionsCapped bool
 	// epochChanged is set by onReady when the replay epoch moved.
 	epochChanged bool
 	running      bool

@@ -12,6 +12,10 @@ import (
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
+// MaxTrackedSessions bounds the sessions one client tracks (followed ones
+// and ones it only saw sequenced events from).
+const MaxTrackedSessions = 1000
+
 // session is one session the client follows.
 type session struct {
 	live   string // runtime session id (events carry it)
@@ -162,6 +166,17 @@ func (c *Client) dispatchLocked(ev wire.Event) {
 	s := c.sessions[ev.Session]
 	if s == nil {
 		if ev.Seq == 0 {
+			c.out.push(ev)
+			return
+		}
+		if len(c.sessions) >= MaxTrackedSessions {
+			// Bounded: a gateway naming endless sessions cannot grow
+			// memory or the work of every reconnect. The event is still
+			// delivered, only not replayed after a reconnect.
+			if !c.sessionsCapped {
+				c.sessionsCapped = true
+				c.log.Warn("the gateway sends events for more sessions than Herald tracks; further ones are not replayed after a reconnect", "limit", MaxTrackedSessions)
+			}
 			c.out.push(ev)
 			return
 		}
