@@ -245,7 +245,12 @@ func (k *keys) bareTarget() (string, bool) {
 	k.mu.Unlock()
 	switch {
 	case len(pend) == 0:
-		k.out.line("No approval is waiting.")
+		if n := len(k.in.Pending()); n > 0 {
+			// Only prompts wait: say how to answer them instead.
+			k.out.line("No approval is waiting, but %d prompt(s) are: answer a question with its choice number or t YOUR ANSWER, a password or secret with `herald answer ID`; p lists them.", n)
+		} else {
+			k.out.line("No approval is waiting.")
+		}
 		return "", false
 	case len(pend) > 1:
 		k.out.line("Not sent: %d approvals are waiting, so say which one: type the key and its id, e.g. \"o %s\":", len(pend), service.ShortKey(pend[len(pend)-1].Key))

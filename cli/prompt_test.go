@@ -46,7 +46,7 @@ func TestWatchKeysAnswerQuestions(t *testing.T) {
 	if got := press("3"); !strings.Contains(got, "no choice 3") {
 		t.Fatalf("3: %q", got)
 	}
-	if got := press("o"); !strings.Contains(got, "No approval is waiting") {
+	if got := press("o"); !strings.Contains(got, "No approval is waiting") || !strings.Contains(got, "t YOUR ANSWER") || !strings.Contains(got, "herald answer ID") {
 		t.Fatalf("a bare approval key with only questions waiting: %q", got)
 	}
 	press("t staging please")
