@@ -51,6 +51,23 @@ describe("ApprovalSheet", () => {
   it("warns about markers", () => {
     expect(body).toContain('data-testid="markers"');
   });
+
+  it("offers every choice for a plain request", () => {
+    expect(body).toContain('data-testid="choice-once"');
+    expect(body).not.toContain('data-testid="truncated"');
+  });
+
+  for (const [name, extra] of [
+    ["truncated", { truncated: true, command_bytes: 70000 }],
+    ["conflicting", { conflict: 'the gateway sent different commands under the same request id "srq-1"' }],
+  ] as const) {
+    it(`offers only deny for a ${name} request, and says why`, () => {
+      const { body } = render(ApprovalSheet, { props: { approval: { ...hostile, ...extra }, now: Date.parse("2026-12-03T10:00:00Z") } });
+      expect(body).not.toContain('data-testid="choice-once"');
+      expect(body).toContain('data-testid="choice-deny"');
+      expect(body).toContain(name === "truncated" ? 'data-testid="truncated"' : 'data-testid="conflict"');
+    });
+  }
 });
 
 // Every component's source, as text (Vite's import.meta.glob).

@@ -54,6 +54,11 @@ export interface Approval {
   dialect: string;
   state: "pending" | "answering" | "resolved" | "cancelled" | "expired" | "failed";
   uncertain?: boolean;
+  /** The gateway sent a longer command than Herald keeps: only deny. */
+  truncated?: boolean;
+  command_bytes?: number;
+  /** Why Herald cannot tell which command an approval would run: only deny. */
+  conflict?: string;
   outcome: Outcome;
   last_error?: string;
 }
