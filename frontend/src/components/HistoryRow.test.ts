@@ -1,0 +1,29 @@
+// A history row keeps the command, a prompt's question and the answer
+// apart: "deny" after a command must not read as part of it.
+import { describe, expect, it } from "vitest";
+import { render } from "svelte/server";
+import HistoryRow from "./HistoryRow.svelte";
+import type { HistoryEntry } from "../lib/types";
+
+const entry = (extra: Partial<HistoryEntry>): HistoryEntry => ({ key: "lab/1", gateway: "lab", session: "s1", command: "", state: "resolved", at: "2026-12-03T10:00:00Z", ...extra });
+
+describe("HistoryRow", () => {
+  it("shows the choice outside the command", () => {
+    const { body } = render(HistoryRow, { props: { e: entry({ command: "rm -rf ./build", display_command: "rm -rf ./build", display_choice: "deny" }) } });
+    expect(body).toMatch(/<code[^>]*>rm -rf \.\/build<\/code>/);
+    expect(body).toMatch(/data-testid="history-choice"[^>]*>→ deny</);
+  });
+  it("keeps a prompt's question apart from its command", () => {
+    const { body } = render(HistoryRow, {
+      props: { e: entry({ request_kind: "sudo", display_question: "sudo password", command: "sudo apt-get install jq", display_command: "sudo apt-get install jq" }) },
+    });
+    expect(body).not.toContain("sudo passwordsudo");
+    expect(body).toMatch(/>sudo password<\/span>/);
+    expect(body).toMatch(/<code[^>]*>sudo apt-get install jq<\/code>/);
+  });
+  it("shows gateway text as text", () => {
+    const { body } = render(HistoryRow, { props: { e: entry({ display_command: "<img src=x onerror=alert(1)>", display_choice: "<b>once</b>" }) } });
+    expect(body).not.toContain("<img");
+    expect(body).not.toContain("<b>once");
+  });
+});
