@@ -356,7 +356,12 @@ func (a *App) Answer(key, choice string, confirmAlways bool) error {
 func (a *App) Dismiss(key string) error { return a.svc.Dismiss(key, "window") }
 
 // Reconnect reconnects one gateway now.
-func (a *App) Reconnect(name string) error { return a.svc.Reconnect(name) }
+func (a *App) Reconnect(name string) error {
+	if a.isUnconnected(name) {
+		return a.retryUnconnected(name) // e.g. the keychain is unlocked now
+	}
+	return a.svc.Reconnect(name)
+}
 
 // History lists the audit log, newest last, with each command as the
 // window shows it.

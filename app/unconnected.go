@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/herald-desktop/herald/approval"
 )
@@ -16,7 +17,7 @@ import (
 func (a *App) setUnconnected(g GatewaySettings, err error) {
 	msg := err.Error()
 	if errors.Is(err, ErrNoKeychain) {
-		msg = fmt.Sprintf("its %s could not be read: no system keychain is available, so it was kept only until Herald stopped. Click Edit and enter it again", secretName(g.Auth))
+		msg = fmt.Sprintf("its %s could not be read from the system keychain (locked, or none is running): unlock it and press Reconnect, or click Edit and enter the %s again", secretName(g.Auth), secretName(g.Auth))
 	}
 	a.mu.Lock()
 	if a.unconnected == nil {
@@ -62,4 +63,38 @@ func secretName(auth string) string {
 		return "API server key"
 	}
 	return "token"
+}
+
+func (a *App) isUnconnected(name string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.unconnected[name]
+	return ok
+}
+
+// retryUnconnected tries again to start a configured gateway that could
+// not start (Reconnect on its row): the keychain may be unlocked now, or
+// the CA file back. A failure says again what to do.
+func (a *App) retryUnconnected(name string) error {
+	a.mu.Lock()
+	i := slices.IndexFunc(a.settings.Gateways, func(g GatewaySettings) bool { return g.Name == name })
+	var g GatewaySettings
+	if i >= 0 {
+		g = a.settings.Gateways[i]
+	}
+	a.mu.Unlock()
+	if i < 0 {
+		a.clearUnconnected(name)
+		return fmt.Errorf("no gateway named %q is configured", name)
+	}
+	err := a.connect(g)
+	if err != nil {
+		a.setUnconnected(g, err)
+		a.mu.Lock()
+		msg := a.unconnected[name]
+		a.mu.Unlock()
+		err = fmt.Errorf("%s: %s", name, msg)
+	}
+	a.batch.Poke()
+	return err
 }

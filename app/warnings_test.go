@@ -1,8 +1,12 @@
 package app
 
 import (
+	"errors"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/zalando/go-keyring"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
 )
@@ -80,4 +84,75 @@ func TestGatewayWhoseSecretIsGoneIsListedAndFixable(t *testing.T) {
 	if g := a.Snapshot().Gateways; len(g) != 0 {
 		t.Fatalf("gateways after Remove: %+v", g)
 	}
+}
+
+// switchKeyring fails like a locked keychain until it is unlocked.
+type switchKeyring struct {
+	mu       sync.Mutex
+	unlocked bool
+	m        map[string]string
+}
+
+func (k *switchKeyring) Get(svc, user string) (string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.unlocked {
+		return "", errors.New("the collection is locked")
+	}
+	v, ok := k.m[svc+"/"+user]
+	if !ok {
+		return "", keyring.ErrNotFound
+	}
+	return v, nil
+}
+func (k *switchKeyring) Set(svc, user, v string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.unlocked {
+		return errors.New("the collection is locked")
+	}
+	k.m[svc+"/"+user] = v
+	return nil
+}
+func (k *switchKeyring) Delete(svc, user string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.m, svc+"/"+user)
+	return nil
+}
+
+// TestReconnectStartsAGatewayThatCouldNotStart: the keychain was locked
+// at start; Reconnect on the gateway's row says again what to do while it
+// is, and connects once it is unlocked.
+func TestReconnectStartsAGatewayThatCouldNotStart(t *testing.T) {
+	t.Parallel()
+	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	defer srv.Close()
+	settings, _ := NewSettingsStore(t.TempDir())
+	st := DefaultSettings()
+	st.Gateways = []GatewaySettings{{Name: "lab", URL: srv.URL, Kind: "ws", Auth: "token"}}
+	if err := settings.Save(st); err != nil {
+		t.Fatal(err)
+	}
+	kr := &switchKeyring{m: map[string]string{KeyringService + "/lab/token": srv.Token()}}
+	a := New(Deps{Settings: settings, Secrets: NewSecrets(kr), Autostart: Autostart{Dir: t.TempDir()}})
+	defer a.Close()
+	p := newFakePlatform()
+	a.Attach(p)
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Reconnect("lab"); err == nil || !strings.Contains(err.Error(), "Edit") {
+		t.Fatalf("Reconnect with the keychain locked = %v, want what to do", err)
+	}
+	kr.mu.Lock()
+	kr.unlocked = true
+	kr.mu.Unlock()
+	if err := a.Reconnect("lab"); err != nil {
+		t.Fatalf("Reconnect once unlocked: %v", err)
+	}
+	p.waitFor(t, "lab connected after Reconnect", func(f *fakePlatform) bool {
+		g := f.last.Gateways
+		return len(g) == 1 && g[0].State == "connected" && g[0].Error == ""
+	})
 }
