@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/wire"
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestCommandSizeLimit(t *testing.T) {
@@ -429,4 +430,51 @@ func TestBoltStoreKeepsDecisionsOverFlood(t *testing.T) {
 func jsonSize(e Entry) (int, error) {
 	b, err := json.Marshal(e)
 	return len(b) + 8, err
+}
+
+// TestOldHistoryDecisionsKeptOverFlood: a history written before the
+// tiers existed has its decisions moved on open, so a flood after the
+// upgrade does not wipe them either.
+func TestOldHistoryDecisionsKeptOverFlood(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket(entriesBucket)
+		if err != nil {
+			return err
+		}
+		for _, e := range []Entry{
+			{At: t0, Kind: ChangeArrived, Key: "k1", State: StatePending, Command: "deploy"},
+			{At: t0, Kind: ChangeUpdated, Key: "k1", State: StateResolved, Choice: "once", Surface: "window"},
+		} {
+			seq, _ := b.NextSequence()
+			e.Seq = seq
+			v, _ := json.Marshal(e)
+			if err := b.Put(seqKey(seq), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(t0)
+	s := openBolt(t, path, StoreOptions{MaxEntries: 20, MaxAge: 24 * time.Hour, Clock: clk})
+	defer s.Close()
+	for i := range 50 {
+		s.Record(Entry{At: clk.Now(), Kind: ChangeArrived, Key: fmt.Sprint("junk", i), State: StatePending, Command: "junk"})
+	}
+	es, _ := s.List(Filter{Key: "k1"})
+	if len(es) != 1 || es[0].State != StateResolved || es[0].Seq != 2 {
+		t.Fatalf("the old decision after a flood: %+v", es)
+	}
+	if all, _ := s.List(Filter{}); len(all) != 20 || all[0].Key != "k1" {
+		t.Fatalf("kept %d entries, first %s", len(all), all[0].Key)
+	}
 }

@@ -113,6 +113,9 @@ func OpenStore(path string, opt StoreOptions) (*BoltStore, error) {
 	}
 	s := &BoltStore{db: db, opt: opt}
 	err = db.Update(func(tx *bolt.Tx) error {
+		if err := splitTiers(tx); err != nil {
+			return err
+		}
 		for tier, name := range tierBuckets {
 			b, err := tx.CreateBucketIfNotExists(name)
 			if err != nil {
@@ -253,3 +256,40 @@ func (s *BoltStore) trim(tx *bolt.Tx, cutoff time.Time, sizes *[2]tally) error {
 func (s *BoltStore) Close() error { return s.db.Close() }
 
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
+// splitTiers moves the decisions of a history written before the tiers
+// existed (everything in the entries bucket) to the decisions bucket,
+// once, so that pruning keeps them over junk there too.
+func splitTiers(tx *bolt.Tx) error {
+	if tx.Bucket(decisionsBucket) != nil {
+		return nil
+	}
+	dec, err := tx.CreateBucket(decisionsBucket)
+	if err != nil {
+		return err
+	}
+	b := tx.Bucket(entriesBucket)
+	if b == nil {
+		return nil
+	}
+	var move [][2][]byte
+	err = b.ForEach(func(k, v []byte) error {
+		var e Entry
+		if json.Unmarshal(v, &e) == nil && tierOf(e) == tierDecision {
+			move = append(move, [2][]byte{slices.Clone(k), slices.Clone(v)})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, kv := range move {
+		if err := dec.Put(kv[0], kv[1]); err != nil {
+			return err
+		}
+		if err := b.Delete(kv[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
