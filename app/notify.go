@@ -64,6 +64,8 @@ func (n *notifier) approval(c approval.Change) {
 	}
 	r := c.Request
 	switch {
+	case c.Kind == approval.ChangeRefused:
+		n.flood(p, r)
 	case r.State == approval.StatePending && !n.shown[r.Key]:
 		if n.paused {
 			return
@@ -104,4 +106,23 @@ func (n *notifier) event(ev wire.Event) {
 		title = "Run interrupted"
 	}
 	n.notify(n.platform, Notification{ID: "run:" + k, Title: title + " on " + approval.VisibleLine(ev.Gateway), Body: runText(cp.Text)})
+}
+
+// floodThrottle is the minimum gap between flood notifications of a
+// gateway.
+const floodThrottle = 10 * time.Minute
+
+// flood says, at most every floodThrottle per gateway, that a gateway
+// sends more approvals than Herald takes: the window may be closed, and
+// refused requests are never shown one by one.
+func (n *notifier) flood(p Platform, r approval.Request) {
+	k := "flood:" + r.Gateway
+	now := n.clk.Now()
+	if last, ok := n.lastRun[k]; n.paused || ok && now.Sub(last) < floodThrottle {
+		return
+	}
+	n.lastRun[k] = now
+	gw, _ := approval.Truncate(approval.VisibleLine(r.Gateway), notifyTitleMax)
+	body, _ := approval.Truncate(approval.VisibleLine(r.Outcome.Error), 300)
+	n.notify(p, Notification{ID: k, Title: "Gateway " + gw + " is flooding Herald", Body: body, Urgency: UrgencyCritical})
 }
