@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { KeyGuard, SETTLE_MS } from "./keyguard";
+import { KeyGuard, SETTLE_MS, typingInto } from "./keyguard";
 
 const all = ["once", "session", "always", "deny"];
 
@@ -54,5 +54,31 @@ describe("KeyGuard", () => {
     vi.advanceTimersByTime(SETTLE_MS);
     expect(g.choice({ key: "a" }, ["once", "deny"])).toBeUndefined();
     expect(g.choice({ key: "x" }, all)).toBeUndefined();
+  });
+});
+
+describe("keys typed into a field", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.setSystemTime(new Date("2026-12-03T10:00:00Z"));
+  });
+  afterEach(() => vi.useRealTimers());
+
+  it.each([["TEXTAREA"], ["INPUT"], ["SELECT"], ["textarea"]])("are no shortcut in a %s (typing \"go on\" in the quick prompt)", (tagName) => {
+    const g = new KeyGuard();
+    g.arm();
+    vi.advanceTimersByTime(SETTLE_MS + 1);
+    expect(g.choice({ key: "o", target: { tagName } }, all)).toBeUndefined();
+    expect(g.choice({ key: "d", target: { tagName } }, all)).toBeUndefined();
+  });
+  it("are no shortcut in editable text", () => {
+    const g = new KeyGuard();
+    expect(g.choice({ key: "o", target: { tagName: "DIV", isContentEditable: true } }, all)).toBeUndefined();
+  });
+  it("still answer from the page itself", () => {
+    const g = new KeyGuard();
+    expect(g.choice({ key: "o", target: { tagName: "BODY" } }, all)).toBe("once");
+    expect(g.choice({ key: "d", target: { tagName: "BUTTON" } }, all)).toBe("deny");
+    expect(typingInto(null)).toBe(false);
   });
 });

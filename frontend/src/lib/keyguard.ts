@@ -19,6 +19,8 @@ export interface KeyLike {
   metaKey?: boolean;
   shiftKey?: boolean;
   isComposing?: boolean;
+  /** where the key goes: a key typed into a field is no shortcut */
+  target?: EventTarget | TargetLike | null;
 }
 
 export class KeyGuard {
@@ -48,7 +50,25 @@ export class KeyGuard {
 
   /** The choice a key press selects, if it is one the guard lets through. */
   choice(e: KeyLike, offered: string[]): Choice | undefined {
-    if (e.repeat || e.ctrlKey || e.altKey || e.metaKey || e.shiftKey || e.isComposing || this.inert()) return undefined;
+    if (e.repeat || e.ctrlKey || e.altKey || e.metaKey || e.shiftKey || e.isComposing || typingInto(e.target) || this.inert()) return undefined;
     return choiceForKey(e.key, offered);
   }
+}
+
+/** The parts of an event target typingInto reads. */
+export interface TargetLike {
+  tagName?: string;
+  isContentEditable?: boolean;
+}
+
+/**
+ * Whether a key press goes into a field (input, textarea, select, editable
+ * text): then it is typing, never a shortcut. Typing "go on" into the quick
+ * prompt must not answer the approval on screen with "o".
+ */
+export function typingInto(target: EventTarget | TargetLike | null | undefined): boolean {
+  const t = target as TargetLike | null | undefined;
+  if (!t) return false;
+  const tag = (t.tagName ?? "").toUpperCase();
+  return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || !!t.isContentEditable;
 }
