@@ -25,7 +25,7 @@ DEB      := $(DIST)/herald_$(VERSION)_$(DEB_ARCH).deb
 TARBALL  := $(DIST)/herald-$(VERSION)-linux-$(DEB_ARCH).tar.gz
 
 .PHONY: deps run build frontend test vet unit ui-test fuzz desktop e2e bench \
-        install uninstall dist deb tarball package-check cross icons
+        install uninstall dist deb tarball package-check cross icons bindings
 
 deps:
 	./scripts/deps.sh
@@ -57,7 +57,12 @@ unit:
 	go test -race -count=1 -timeout 8m ./...
 
 ui-test: frontend
-	cd frontend && npm test
+	cd frontend && npm test && npm run check
+
+# Regenerate the window's bindings (frontend/wailsjs) from app.App's
+# methods with the pinned Wails CLI; commit the result.
+bindings:
+	go run github.com/wailsapp/wails/v2/cmd/wails@v2.15.0 generate module -tags webkit2_41
 
 desktop: build
 	@echo "desktop binaries: $(BIN) $$(stat -c %s $(BIN)) bytes, $(WINDOW_BIN) $$(stat -c %s $(WINDOW_BIN)) bytes"

@@ -98,7 +98,7 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 		fmt.Fprintf(stderr, "herald: %s; run `herald help` for the list\n", oneLine(err.Error(), 120))
 		return 2
 	}
-	if msg := noDisplay(runtime.GOOS, getenv); msg != "" {
+	if msg := noDisplay(runtime.GOOS, getenv); msg != "" && !generatingBindings {
 		fmt.Fprintln(stderr, "herald:", msg)
 		return 1
 	}

@@ -1,55 +1,57 @@
-// The window talks only to app/ through Wails' bindings (window.go.app.App)
-// and runtime events. This is the one place that knows those names.
+// The window talks only to app/ through the bindings Wails generates from
+// app.App's methods (frontend/wailsjs, `make bindings`) and runtime events.
+// This file keeps the names the components use as thin wrappers, typed with
+// the richer shapes of ./types (Wails' generated models type times as any).
+// In the window process of the split model the bindings reach the always-on
+// Herald through the forwarder (forward.ts), installed before every call.
+import * as App from "../../wailsjs/go/app/App";
+import { EventsOn } from "../../wailsjs/runtime/runtime";
 import { installForwarder } from "./forward";
 import type { AddGatewayRequest, AskResult, GatewayFormView, HistoryEntry, ProbeResult, RunRef, Snapshot, StopResult, TestResult } from "./types";
 
-type Bound = Record<string, (...args: unknown[]) => Promise<unknown>>;
-
-function app(): Bound {
-  installForwarder(); // the window as its own process (Linux): see forward.ts
-  const w = window as unknown as { go?: { app?: { App?: Bound } } };
-  const a = w.go?.app?.App;
-  if (!a) throw new Error("Herald's backend is not available (not running inside Herald?)");
-  return a;
+/** Calls a generated binding once window.go.app.App is there, typed as
+ *  ./types says. */
+function typed<T>(call: () => Promise<unknown>): Promise<T> {
+  if (!installForwarder()) return Promise.reject(new Error("Herald's backend is not available (not running inside Herald?)"));
+  return call() as Promise<T>;
 }
 
-function call<T>(name: string, ...args: unknown[]): Promise<T> {
-  return app()[name](...args) as Promise<T>;
-}
+type Req = Parameters<typeof App.AddGateway>[0];
 
 export const api = {
-  snapshot: () => call<Snapshot>("Snapshot"),
-  answer: (key: string, choice: string, confirmAlways = false) => call<void>("Answer", key, choice, confirmAlways),
+  snapshot: () => typed<Snapshot>(() => App.Snapshot()),
+  answer: (key: string, choice: string, confirmAlways = false) => typed<void>(() => App.Answer(key, choice, confirmAlways)),
   /** A clarify answer, sudo password or secret value ("" declines). */
-  answerText: (key: string, value: string) => call<void>("AnswerText", key, value),
-  dismiss: (key: string) => call<void>("Dismiss", key),
-  reconnect: (name: string) => call<void>("Reconnect", name),
-  history: (limit: number, gateway = "") => call<HistoryEntry[]>("History", limit, gateway),
-  probe: (url: string) => call<ProbeResult>("ProbeGateway", url),
-  test: (req: AddGatewayRequest) => call<TestResult>("TestGateway", req),
-  addGateway: (req: AddGatewayRequest) => call<void>("AddGateway", req),
-  gatewayForm: (name: string) => call<GatewayFormView>("GatewayForm", name),
-  editGateway: (oldName: string, req: AddGatewayRequest) => call<void>("EditGateway", oldName, req),
-  removeGateway: (name: string) => call<void>("RemoveGateway", name),
-  setPause: (p: boolean) => call<void>("SetPauseNotifications", p),
-  setAutostart: (on: boolean) => call<void>("SetAutostart", on),
-  stopRun: (gateway: string, id: string) => call<StopResult>("StopRun", gateway, id),
-  activeRuns: () => call<RunRef[]>("ActiveRuns"),
-  ask: (gateway: string, session: string, text: string) => call<AskResult>("Ask", gateway, session, text),
-  followSession: (gateway: string, id: string) => call<void>("FollowSession", gateway, id),
-  unfollowSession: (gateway: string, id: string) => call<void>("UnfollowSession", gateway, id),
-  followAll: (gateway: string) => call<number>("FollowAll", gateway),
-  takeBack: (gateway: string, id: string) => call<void>("TakeBack", gateway, id),
-  setFollowPolicy: (gateway: string, policy: string) => call<void>("SetFollowPolicy", gateway, policy),
+  answerText: (key: string, value: string) => typed<void>(() => App.AnswerText(key, value)),
+  dismiss: (key: string) => typed<void>(() => App.Dismiss(key)),
+  reconnect: (name: string) => typed<void>(() => App.Reconnect(name)),
+  history: (limit: number, gateway = "") => typed<HistoryEntry[]>(() => App.History(limit, gateway)),
+  probe: (url: string) => typed<ProbeResult>(() => App.ProbeGateway(url)),
+  test: (req: AddGatewayRequest) => typed<TestResult>(() => App.TestGateway(req as Req)),
+  addGateway: (req: AddGatewayRequest) => typed<void>(() => App.AddGateway(req as Req)),
+  gatewayForm: (name: string) => typed<GatewayFormView>(() => App.GatewayForm(name)),
+  editGateway: (oldName: string, req: AddGatewayRequest) => typed<void>(() => App.EditGateway(oldName, req as Req)),
+  removeGateway: (name: string) => typed<void>(() => App.RemoveGateway(name)),
+  setPause: (p: boolean) => typed<void>(() => App.SetPauseNotifications(p)),
+  setAutostart: (on: boolean) => typed<void>(() => App.SetAutostart(on)),
+  stopRun: (gateway: string, id: string) => typed<StopResult>(() => App.StopRun(gateway, id)),
+  activeRuns: () => typed<RunRef[]>(() => App.ActiveRuns()),
+  ask: (gateway: string, session: string, text: string) => typed<AskResult>(() => App.Ask(gateway, session, text)),
+  followSession: (gateway: string, id: string) => typed<void>(() => App.FollowSession(gateway, id)),
+  unfollowSession: (gateway: string, id: string) => typed<void>(() => App.UnfollowSession(gateway, id)),
+  followAll: (gateway: string) => typed<number>(() => App.FollowAll(gateway)),
+  takeBack: (gateway: string, id: string) => typed<void>(() => App.TakeBack(gateway, id)),
+  setFollowPolicy: (gateway: string, policy: string) => typed<void>(() => App.SetFollowPolicy(gateway, policy)),
+  saveWindowState: () => typed<void>(() => App.SaveWindowState()),
+  hideWindow: () => typed<void>(() => App.HideWindow()),
+  quit: () => typed<void>(() => App.QuitApp()),
 };
 
-type Runtime = { EventsOn: (name: string, cb: (...data: unknown[]) => void) => () => void };
-
-/** Subscribe to a runtime event; returns the unsubscribe function. */
+/** Subscribe to a runtime event; returns the unsubscribe function. Outside
+ *  Herald (tests, a plain browser) there is no runtime: nothing arrives. */
 export function on<T>(name: string, cb: (data: T) => void): () => void {
-  const rt = (window as unknown as { runtime?: Runtime }).runtime;
-  if (!rt) return () => {};
-  return rt.EventsOn(name, (d) => cb(d as T));
+  if (!(window as unknown as { runtime?: unknown }).runtime) return () => {};
+  return EventsOn(name, (d: unknown) => cb(d as T));
 }
 
 /** Errors from bound methods arrive as strings or Error objects. */

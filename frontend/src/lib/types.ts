@@ -121,6 +121,9 @@ export interface Snapshot {
   secrets_session_only: boolean;
   autostart: boolean;
   now: string;
+  /** Problems to show (notifications off, no tray, a gateway's setup). */
+  warnings?: string[];
+  audit_error?: string;
 }
 
 export interface HistoryEntry {

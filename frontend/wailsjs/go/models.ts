@@ -1,0 +1,503 @@
+export namespace app {
+	
+	export class AddGatewayRequest {
+	    name: string;
+	    url: string;
+	    kind?: string;
+	    auth: string;
+	    key?: string;
+	    token?: string;
+	    username?: string;
+	    password?: string;
+	    ca_file?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AddGatewayRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.url = source["url"];
+	        this.kind = source["kind"];
+	        this.auth = source["auth"];
+	        this.key = source["key"];
+	        this.token = source["token"];
+	        this.username = source["username"];
+	        this.password = source["password"];
+	        this.ca_file = source["ca_file"];
+	    }
+	}
+	export class ApprovalView {
+	    key: string;
+	    kind: string;
+	    gateway: string;
+	    session: string;
+	    stored_session?: string;
+	    run?: string;
+	    request_id?: string;
+	    queue_id?: string;
+	    command: string;
+	    description?: string;
+	    pattern_keys?: string[];
+	    choices: string[];
+	    question?: string;
+	    prompt?: string;
+	    env_var?: string;
+	    question_id?: string;
+	    questions?: number;
+	    // Go type: time
+	    received_at: any;
+	    // Go type: time
+	    expires_at: any;
+	    dialect: string;
+	    state: string;
+	    uncertain?: boolean;
+	    // Go type: approval
+	    outcome: any;
+	    last_error?: string;
+	    id: string;
+	    display_command: string;
+	    display: approval.Display;
+	
+	    static createFrom(source: any = {}) {
+	        return new ApprovalView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.key = source["key"];
+	        this.kind = source["kind"];
+	        this.gateway = source["gateway"];
+	        this.session = source["session"];
+	        this.stored_session = source["stored_session"];
+	        this.run = source["run"];
+	        this.request_id = source["request_id"];
+	        this.queue_id = source["queue_id"];
+	        this.command = source["command"];
+	        this.description = source["description"];
+	        this.pattern_keys = source["pattern_keys"];
+	        this.choices = source["choices"];
+	        this.question = source["question"];
+	        this.prompt = source["prompt"];
+	        this.env_var = source["env_var"];
+	        this.question_id = source["question_id"];
+	        this.questions = source["questions"];
+	        this.received_at = this.convertValues(source["received_at"], null);
+	        this.expires_at = this.convertValues(source["expires_at"], null);
+	        this.dialect = source["dialect"];
+	        this.state = source["state"];
+	        this.uncertain = source["uncertain"];
+	        this.outcome = this.convertValues(source["outcome"], null);
+	        this.last_error = source["last_error"];
+	        this.id = source["id"];
+	        this.display_command = source["display_command"];
+	        this.display = this.convertValues(source["display"], approval.Display);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class GatewayFormView {
+	    name: string;
+	    url: string;
+	    kind?: string;
+	    auth: string;
+	    key?: string;
+	    token?: string;
+	    username?: string;
+	    password?: string;
+	    ca_file?: string;
+	    has_secret: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new GatewayFormView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.url = source["url"];
+	        this.kind = source["kind"];
+	        this.auth = source["auth"];
+	        this.key = source["key"];
+	        this.token = source["token"];
+	        this.username = source["username"];
+	        this.password = source["password"];
+	        this.ca_file = source["ca_file"];
+	        this.has_secret = source["has_secret"];
+	    }
+	}
+	export class GatewayView {
+	    name: string;
+	    url: string;
+	    kind: string;
+	    state: string;
+	    error?: string;
+	    may_have_missed_events: boolean;
+	    missed_reason?: string;
+	    version?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new GatewayView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.url = source["url"];
+	        this.kind = source["kind"];
+	        this.state = source["state"];
+	        this.error = source["error"];
+	        this.may_have_missed_events = source["may_have_missed_events"];
+	        this.missed_reason = source["missed_reason"];
+	        this.version = source["version"];
+	    }
+	}
+	export class HistoryEntry {
+	    seq: number;
+	    // Go type: time
+	    at: any;
+	    kind: string;
+	    key: string;
+	    gateway: string;
+	    session?: string;
+	    stored_session?: string;
+	    dialect?: string;
+	    command?: string;
+	    masked_command?: string;
+	    description?: string;
+	    state: string;
+	    uncertain?: boolean;
+	    choice?: string;
+	    surface?: string;
+	    reason?: string;
+	    detail?: string;
+	    error?: string;
+	    request_kind?: string;
+	    question?: string;
+	    display_command?: string;
+	    display_error?: string;
+	    display_gateway?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new HistoryEntry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.seq = source["seq"];
+	        this.at = this.convertValues(source["at"], null);
+	        this.kind = source["kind"];
+	        this.key = source["key"];
+	        this.gateway = source["gateway"];
+	        this.session = source["session"];
+	        this.stored_session = source["stored_session"];
+	        this.dialect = source["dialect"];
+	        this.command = source["command"];
+	        this.masked_command = source["masked_command"];
+	        this.description = source["description"];
+	        this.state = source["state"];
+	        this.uncertain = source["uncertain"];
+	        this.choice = source["choice"];
+	        this.surface = source["surface"];
+	        this.reason = source["reason"];
+	        this.detail = source["detail"];
+	        this.error = source["error"];
+	        this.request_kind = source["request_kind"];
+	        this.question = source["question"];
+	        this.display_command = source["display_command"];
+	        this.display_error = source["display_error"];
+	        this.display_gateway = source["display_gateway"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ProbeResult {
+	    reachable: boolean;
+	    auth_required: boolean;
+	    suggested_auth: string;
+	    version?: string;
+	    error?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ProbeResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.reachable = source["reachable"];
+	        this.auth_required = source["auth_required"];
+	        this.suggested_auth = source["suggested_auth"];
+	        this.version = source["version"];
+	        this.error = source["error"];
+	    }
+	}
+	export class Snapshot {
+	    version: string;
+	    // Go type: time
+	    now: any;
+	    gateways: GatewayView[];
+	    sessions: service.SessionView[];
+	    approvals: ApprovalView[];
+	    recent: ApprovalView[];
+	    notifications_paused: boolean;
+	    secrets_session_only: boolean;
+	    autostart: boolean;
+	    warnings?: string[];
+	    audit_error?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Snapshot(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.version = source["version"];
+	        this.now = this.convertValues(source["now"], null);
+	        this.gateways = this.convertValues(source["gateways"], GatewayView);
+	        this.sessions = this.convertValues(source["sessions"], service.SessionView);
+	        this.approvals = this.convertValues(source["approvals"], ApprovalView);
+	        this.recent = this.convertValues(source["recent"], ApprovalView);
+	        this.notifications_paused = source["notifications_paused"];
+	        this.secrets_session_only = source["secrets_session_only"];
+	        this.autostart = source["autostart"];
+	        this.warnings = source["warnings"];
+	        this.audit_error = source["audit_error"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class TestResult {
+	    ok: boolean;
+	    stage: string;
+	    message: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new TestResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.ok = source["ok"];
+	        this.stage = source["stage"];
+	        this.message = source["message"];
+	    }
+	}
+
+}
+
+export namespace approval {
+	
+	export class Display {
+	    command: string;
+	    masked: string;
+	    first_line: string;
+	    description?: string;
+	    gateway: string;
+	    session: string;
+	    markers?: boolean;
+	    lines: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Display(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.command = source["command"];
+	        this.masked = source["masked"];
+	        this.first_line = source["first_line"];
+	        this.description = source["description"];
+	        this.gateway = source["gateway"];
+	        this.session = source["session"];
+	        this.markers = source["markers"];
+	        this.lines = source["lines"];
+	    }
+	}
+
+}
+
+export namespace service {
+	
+	export class AskResult {
+	    gateway: string;
+	    transport: string;
+	    session: string;
+	    stored_session?: string;
+	    new_session?: boolean;
+	    status: string;
+	    note?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AskResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.gateway = source["gateway"];
+	        this.transport = source["transport"];
+	        this.session = source["session"];
+	        this.stored_session = source["stored_session"];
+	        this.new_session = source["new_session"];
+	        this.status = source["status"];
+	        this.note = source["note"];
+	    }
+	}
+	export class RunRef {
+	    gateway: string;
+	    id: string;
+	    stored_id?: string;
+	    transport: string;
+	    title?: string;
+	    tool?: string;
+	    status?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new RunRef(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.gateway = source["gateway"];
+	        this.id = source["id"];
+	        this.stored_id = source["stored_id"];
+	        this.transport = source["transport"];
+	        this.title = source["title"];
+	        this.tool = source["tool"];
+	        this.status = source["status"];
+	    }
+	}
+	export class Service {
+	
+	
+	    static createFrom(source: any = {}) {
+	        return new Service(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	
+	    }
+	}
+	export class SessionView {
+	    gateway: string;
+	    id: string;
+	    stored_id?: string;
+	    title?: string;
+	    model?: string;
+	    running: boolean;
+	    tool?: string;
+	    status?: string;
+	    last_text?: string;
+	    tokens?: number;
+	    // Go type: time
+	    updated: any;
+	
+	    static createFrom(source: any = {}) {
+	        return new SessionView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.gateway = source["gateway"];
+	        this.id = source["id"];
+	        this.stored_id = source["stored_id"];
+	        this.title = source["title"];
+	        this.model = source["model"];
+	        this.running = source["running"];
+	        this.tool = source["tool"];
+	        this.status = source["status"];
+	        this.last_text = source["last_text"];
+	        this.tokens = source["tokens"];
+	        this.updated = this.convertValues(source["updated"], null);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class StopResult {
+	    gateway: string;
+	    id: string;
+	    transport: string;
+	    outcome: string;
+	    message: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new StopResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.gateway = source["gateway"];
+	        this.id = source["id"];
+	        this.transport = source["transport"];
+	        this.outcome = source["outcome"];
+	        this.message = source["message"];
+	    }
+	}
+
+}
+
