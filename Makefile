@@ -60,9 +60,13 @@ ui-test: frontend
 	cd frontend && npm test && npm run check
 
 # Regenerate the window's bindings (frontend/wailsjs) from app.App's
-# methods with the pinned Wails CLI; commit the result.
+# methods; commit the result. This is what `wails generate module` does:
+# build Herald with Wails' bindings tag and run it (it writes the files and
+# exits, with no window and no display).
 bindings:
-	go run github.com/wailsapp/wails/v2/cmd/wails@v2.15.0 generate module -tags webkit2_41
+	go build -tags bindings,desktop,webkit2_41 -o build/bin/herald-bindings .
+	HERALD_CONFIG_DIR=$$(mktemp -d) ./build/bin/herald-bindings
+	rm -f build/bin/herald-bindings
 
 desktop: build
 	@echo "desktop binaries: $(BIN) $$(stat -c %s $(BIN)) bytes, $(WINDOW_BIN) $$(stat -c %s $(WINDOW_BIN)) bytes"

@@ -171,3 +171,26 @@ func mustStore(t *testing.T) *SettingsStore {
 	}
 	return s
 }
+
+// The window process of the split model sends its geometry to the
+// always-on Herald by name, as the page's other calls travel.
+func TestRememberWindowThroughTheWindowCall(t *testing.T) {
+	t.Parallel()
+	a, _, store := newWindowApp(t, DefaultSettings())
+	g := WindowGeometry{X: 40, Y: 30, Width: 1000, Height: 700}
+	raw, _ := json.Marshal(g)
+	if _, err := a.callBound("RememberWindow", []json.RawMessage{raw}); err != nil {
+		t.Fatal(err)
+	}
+	if got := savedWindow(t, store); got == nil || *got != g {
+		t.Fatalf("saved %v, want %v", got, g)
+	}
+	// Nonsense sizes are not saved.
+	raw, _ = json.Marshal(WindowGeometry{Width: -1, Height: 1 << 30})
+	if _, err := a.callBound("RememberWindow", []json.RawMessage{raw}); err != nil {
+		t.Fatal(err)
+	}
+	if got := savedWindow(t, store); got == nil || *got != g {
+		t.Fatalf("a nonsense size replaced the saved one: %v", got)
+	}
+}

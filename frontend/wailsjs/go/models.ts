@@ -56,6 +56,10 @@ export namespace app {
 	    // Go type: approval
 	    outcome: any;
 	    last_error?: string;
+	    truncated?: boolean;
+	    command_bytes?: number;
+	    conflict?: string;
+	    epoch?: string;
 	    id: string;
 	    display_command: string;
 	    display: approval.Display;
@@ -90,6 +94,10 @@ export namespace app {
 	        this.uncertain = source["uncertain"];
 	        this.outcome = this.convertValues(source["outcome"], null);
 	        this.last_error = source["last_error"];
+	        this.truncated = source["truncated"];
+	        this.command_bytes = source["command_bytes"];
+	        this.conflict = source["conflict"];
+	        this.epoch = source["epoch"];
 	        this.id = source["id"];
 	        this.display_command = source["display_command"];
 	        this.display = this.convertValues(source["display"], approval.Display);
@@ -169,6 +177,45 @@ export namespace app {
 	        this.version = source["version"];
 	    }
 	}
+	export class HeadlessPlatform {
+	    Notes: any;
+	    NotesErr: any;
+	    Window: any;
+	    // Go type: slog
+	    Log?: any;
+	    Clock: any;
+	
+	    static createFrom(source: any = {}) {
+	        return new HeadlessPlatform(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.Notes = source["Notes"];
+	        this.NotesErr = source["NotesErr"];
+	        this.Window = source["Window"];
+	        this.Log = this.convertValues(source["Log"], null);
+	        this.Clock = source["Clock"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	export class HistoryEntry {
 	    seq: number;
 	    // Go type: time
@@ -194,6 +241,8 @@ export namespace app {
 	    display_command?: string;
 	    display_error?: string;
 	    display_gateway?: string;
+	    display_question?: string;
+	    display_choice?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new HistoryEntry(source);
@@ -224,6 +273,8 @@ export namespace app {
 	        this.display_command = source["display_command"];
 	        this.display_error = source["display_error"];
 	        this.display_gateway = source["display_gateway"];
+	        this.display_question = source["display_question"];
+	        this.display_choice = source["display_choice"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -331,6 +382,26 @@ export namespace app {
 	        this.message = source["message"];
 	    }
 	}
+	export class WindowGeometry {
+	    x: number;
+	    y: number;
+	    width: number;
+	    height: number;
+	    maximised?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new WindowGeometry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.x = source["x"];
+	        this.y = source["y"];
+	        this.width = source["width"];
+	        this.height = source["height"];
+	        this.maximised = source["maximised"];
+	    }
+	}
 
 }
 
@@ -345,6 +416,10 @@ export namespace approval {
 	    session: string;
 	    markers?: boolean;
 	    lines: number;
+	    question?: string;
+	    prompt?: string;
+	    env_var?: string;
+	    choices?: string[];
 	
 	    static createFrom(source: any = {}) {
 	        return new Display(source);
@@ -360,6 +435,10 @@ export namespace approval {
 	        this.session = source["session"];
 	        this.markers = source["markers"];
 	        this.lines = source["lines"];
+	        this.question = source["question"];
+	        this.prompt = source["prompt"];
+	        this.env_var = source["env_var"];
+	        this.choices = source["choices"];
 	    }
 	}
 

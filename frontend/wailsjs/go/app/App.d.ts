@@ -10,6 +10,8 @@ export function AddGateway(arg1:app.AddGatewayRequest):Promise<void>;
 
 export function Answer(arg1:string,arg2:string,arg3:boolean):Promise<void>;
 
+export function AnswerText(arg1:string,arg2:string):Promise<void>;
+
 export function Ask(arg1:string,arg2:string,arg3:string):Promise<service.AskResult>;
 
 export function Attach(arg1:app.Platform):Promise<void>;
@@ -32,6 +34,8 @@ export function QuitApp():Promise<void>;
 
 export function Reconnect(arg1:string):Promise<void>;
 
+export function RememberWindow(arg1:app.WindowGeometry):Promise<void>;
+
 export function RemoveGateway(arg1:string):Promise<void>;
 
 export function SaveWindowState():Promise<void>;
@@ -47,6 +51,8 @@ export function SetPauseNotifications(arg1:boolean):Promise<void>;
 export function Snapshot():Promise<app.Snapshot>;
 
 export function Start():Promise<void>;
+
+export function StartHeadless(arg1:app.HeadlessPlatform):Promise<void>;
 
 export function Startup(arg1:context.Context):Promise<void>;
 

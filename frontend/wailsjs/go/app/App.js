@@ -14,6 +14,10 @@ export function Answer(arg1, arg2, arg3) {
   return window['go']['app']['App']['Answer'](arg1, arg2, arg3);
 }
 
+export function AnswerText(arg1, arg2) {
+  return window['go']['app']['App']['AnswerText'](arg1, arg2);
+}
+
 export function Ask(arg1, arg2, arg3) {
   return window['go']['app']['App']['Ask'](arg1, arg2, arg3);
 }
@@ -58,6 +62,10 @@ export function Reconnect(arg1) {
   return window['go']['app']['App']['Reconnect'](arg1);
 }
 
+export function RememberWindow(arg1) {
+  return window['go']['app']['App']['RememberWindow'](arg1);
+}
+
 export function RemoveGateway(arg1) {
   return window['go']['app']['App']['RemoveGateway'](arg1);
 }
@@ -88,6 +96,10 @@ export function Snapshot() {
 
 export function Start() {
   return window['go']['app']['App']['Start']();
+}
+
+export function StartHeadless(arg1) {
+  return window['go']['app']['App']['StartHeadless'](arg1);
 }
 
 export function Startup(arg1) {
