@@ -295,6 +295,77 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class LiveSessionView {
+	    id: string;
+	    key: string;
+	    name: string;
+	    status: string;
+	    preview?: string;
+	    tool?: string;
+	    last_text?: string;
+	    messages: number;
+	    followed: boolean;
+	    elsewhere: boolean;
+	    offered: boolean;
+	    declined: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new LiveSessionView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.key = source["key"];
+	        this.name = source["name"];
+	        this.status = source["status"];
+	        this.preview = source["preview"];
+	        this.tool = source["tool"];
+	        this.last_text = source["last_text"];
+	        this.messages = source["messages"];
+	        this.followed = source["followed"];
+	        this.elsewhere = source["elsewhere"];
+	        this.offered = source["offered"];
+	        this.declined = source["declined"];
+	    }
+	}
+	export class LiveGatewayView {
+	    gateway: string;
+	    policy: string;
+	    error?: string;
+	    sessions: LiveSessionView[];
+	
+	    static createFrom(source: any = {}) {
+	        return new LiveGatewayView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.gateway = source["gateway"];
+	        this.policy = source["policy"];
+	        this.error = source["error"];
+	        this.sessions = this.convertValues(source["sessions"], LiveSessionView);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
 	export class ProbeResult {
 	    reachable: boolean;
 	    auth_required: boolean;
@@ -321,6 +392,7 @@ export namespace app {
 	    now: any;
 	    gateways: GatewayView[];
 	    sessions: service.SessionView[];
+	    live: LiveGatewayView[];
 	    approvals: ApprovalView[];
 	    recent: ApprovalView[];
 	    notifications_paused: boolean;
@@ -339,6 +411,7 @@ export namespace app {
 	        this.now = this.convertValues(source["now"], null);
 	        this.gateways = this.convertValues(source["gateways"], GatewayView);
 	        this.sessions = this.convertValues(source["sessions"], service.SessionView);
+	        this.live = this.convertValues(source["live"], LiveGatewayView);
 	        this.approvals = this.convertValues(source["approvals"], ApprovalView);
 	        this.recent = this.convertValues(source["recent"], ApprovalView);
 	        this.notifications_paused = source["notifications_paused"];

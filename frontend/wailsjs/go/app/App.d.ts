@@ -22,6 +22,10 @@ export function Dismiss(arg1:string):Promise<void>;
 
 export function EditGateway(arg1:string,arg2:app.AddGatewayRequest):Promise<void>;
 
+export function FollowAll(arg1:string):Promise<number>;
+
+export function FollowSession(arg1:string,arg2:string):Promise<void>;
+
 export function GatewayForm(arg1:string):Promise<app.GatewayFormView>;
 
 export function HideWindow():Promise<void>;
@@ -46,6 +50,8 @@ export function Service():Promise<service.Service>;
 
 export function SetAutostart(arg1:boolean):Promise<void>;
 
+export function SetFollowPolicy(arg1:string,arg2:string):Promise<void>;
+
 export function SetPauseNotifications(arg1:boolean):Promise<void>;
 
 export function Snapshot():Promise<app.Snapshot>;
@@ -57,6 +63,8 @@ export function StartHeadless(arg1:app.HeadlessPlatform):Promise<void>;
 export function Startup(arg1:context.Context):Promise<void>;
 
 export function StopRun(arg1:string,arg2:string):Promise<service.StopResult>;
+
+export function TakeBack(arg1:string,arg2:string):Promise<void>;
 
 export function TestGateway(arg1:app.AddGatewayRequest):Promise<app.TestResult>;
 
@@ -73,3 +81,5 @@ export function TrayShow():Promise<void>;
 export function TrayStop(arg1:string,arg2:string):Promise<void>;
 
 export function TrayTogglePause():Promise<void>;
+
+export function UnfollowSession(arg1:string,arg2:string):Promise<void>;

@@ -38,6 +38,14 @@ export function EditGateway(arg1, arg2) {
   return window['go']['app']['App']['EditGateway'](arg1, arg2);
 }
 
+export function FollowAll(arg1) {
+  return window['go']['app']['App']['FollowAll'](arg1);
+}
+
+export function FollowSession(arg1, arg2) {
+  return window['go']['app']['App']['FollowSession'](arg1, arg2);
+}
+
 export function GatewayForm(arg1) {
   return window['go']['app']['App']['GatewayForm'](arg1);
 }
@@ -86,6 +94,10 @@ export function SetAutostart(arg1) {
   return window['go']['app']['App']['SetAutostart'](arg1);
 }
 
+export function SetFollowPolicy(arg1, arg2) {
+  return window['go']['app']['App']['SetFollowPolicy'](arg1, arg2);
+}
+
 export function SetPauseNotifications(arg1) {
   return window['go']['app']['App']['SetPauseNotifications'](arg1);
 }
@@ -108,6 +120,10 @@ export function Startup(arg1) {
 
 export function StopRun(arg1, arg2) {
   return window['go']['app']['App']['StopRun'](arg1, arg2);
+}
+
+export function TakeBack(arg1, arg2) {
+  return window['go']['app']['App']['TakeBack'](arg1, arg2);
 }
 
 export function TestGateway(arg1) {
@@ -140,4 +156,8 @@ export function TrayStop(arg1, arg2) {
 
 export function TrayTogglePause() {
   return window['go']['app']['App']['TrayTogglePause']();
+}
+
+export function UnfollowSession(arg1, arg2) {
+  return window['go']['app']['App']['UnfollowSession'](arg1, arg2);
 }
