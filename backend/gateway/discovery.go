@@ -23,10 +23,10 @@ import (
 // the gateway, as soon as another client resumes it or submits to it.
 //
 // The client lists the gateway's live sessions at once after every
-// (re)connect and then every DiscoveryInterval, from the heartbeat's
-// wake-ups (by default it rides on the liveness check, so an idle link
-// wakes Herald no more often), and reports them through
-// Config.OnDiscovery. For
+// (re)connect and then from the heartbeat's wake-ups: with the liveness
+// check (DiscoveryInterval, so an idle link wakes Herald no more often),
+// every FastDiscoveryInterval while another client's session runs, and
+// reports them through Config.OnDiscovery. For
 // each followed session it compares the listed row with the previous one:
 // when the row moved on (new streamed text, more messages) while not one
 // event of that session reached Herald, another client has taken the
@@ -40,6 +40,9 @@ const (
 	// default: with the liveness check, so no extra wake-ups. A shorter
 	// Config.DiscoveryInterval wakes the heartbeat for it.
 	DiscoveryInterval = PingInterval
+	// FastDiscoveryInterval is the interval while another client's
+	// session runs (see everyLocked).
+	FastDiscoveryInterval = 5 * time.Second
 	// QuietAfter is how long a session that Herald attached in the
 	// middle of a turn, on a gateway that cannot list pending approvals
 	// (0.18.2), may stay silent before Herald says it may be waiting on
@@ -202,18 +205,31 @@ func (c *Client) pollDue(now time.Time, force bool) bool {
 	if c.cfg.DiscoveryInterval < 0 {
 		return false
 	}
-	every := c.cfg.DiscoveryInterval
-	if every == 0 {
-		every = DiscoveryInterval
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	every := c.everyLocked()
 	due := !c.disc.polling && !c.disc.last.Unsupported && (force || now.Sub(c.disc.lastPoll) >= every)
 	if due {
 		c.disc.polling = true
 		c.disc.lastPoll = now
 	}
 	return due
+}
+
+// everyLocked is the listing interval now: Config.DiscoveryInterval if
+// set; else DiscoveryInterval, or FastDiscoveryInterval while the last
+// listing showed a turn running in a session Herald does not receive
+// (another client's), whose approval may come any moment.
+func (c *Client) everyLocked() time.Duration {
+	if c.cfg.DiscoveryInterval > 0 {
+		return c.cfg.DiscoveryInterval
+	}
+	for _, l := range c.disc.last.Sessions {
+		if l.Running() && (!l.Followed || l.Elsewhere) {
+			return FastDiscoveryInterval
+		}
+	}
+	return DiscoveryInterval
 }
 
 // listing reports whether a session listing is in flight.
@@ -239,11 +255,8 @@ func (c *Client) discoveryWake(now time.Time) (time.Duration, bool) {
 	var next time.Time
 	// A listing in flight needs no wake-up; the next one is due from its
 	// start (lastPoll).
-	if every := c.cfg.DiscoveryInterval; every >= 0 && !c.disc.last.Unsupported && !c.disc.polling {
-		if every == 0 {
-			every = DiscoveryInterval
-		}
-		next = c.disc.lastPoll.Add(every)
+	if c.cfg.DiscoveryInterval >= 0 && !c.disc.last.Unsupported && !c.disc.polling {
+		next = c.disc.lastPoll.Add(c.everyLocked())
 	}
 	for _, s := range c.sessions {
 		if !s.quietSince.IsZero() {
@@ -268,7 +281,9 @@ func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
 	c.mu.Lock()
 	c.disc.polling = false
 	c.mu.Unlock()
-	c.wakeHeartbeat() // to sleep until the next listing
+	// Once this listing is recorded, the heartbeat sleeps until the next
+	// one (its interval depends on what this one shows).
+	defer c.wakeHeartbeat()
 	if c.heard != nil {
 		defer c.heard()
 	}
