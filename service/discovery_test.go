@@ -171,6 +171,7 @@ func TestForeignApprovalReachesHeraldEveryRun(t *testing.T) {
 	t.Logf("seed %d (HERALD_SEED=%d replays it)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	seen, blind := 0, 0
+	var worstSeen, worstBlind time.Duration // fake time from the agent's ask to Herald's inbox
 	for i := 0; i < runs; i++ {
 		d := []hermestest.Dialect{hermestest.Legacy, hermestest.Modern}[rng.IntN(2)]
 		peerFirst, peerLeaves := rng.IntN(2) == 0, rng.IntN(2) == 0
@@ -194,9 +195,11 @@ func TestForeignApprovalReachesHeraldEveryRun(t *testing.T) {
 			// quiet check (QuietAfter) has passed; then whatever Herald
 			// shows must arrive.
 			var agent <-chan string
+			var askedAt time.Time
 			for n := 0; n <= askAt+int(gateway.QuietAfter/listEvery)+1; n++ {
 				if n == askAt {
 					var err error
+					askedAt = r.clk.Now()
 					if _, agent, err = r.srv.RequestApproval(live, hermestest.ApprovalSpec{Command: cmd}); err != nil {
 						t.Fatal(err)
 					}
@@ -208,8 +211,10 @@ func TestForeignApprovalReachesHeraldEveryRun(t *testing.T) {
 			switch req.Command {
 			case cmd:
 				seen++
+				worstSeen = max(worstSeen, req.ReceivedAt.Sub(askedAt))
 			case "":
 				blind++ // sent to the other client before Herald followed (0.18.2)
+				worstBlind = max(worstBlind, req.ReceivedAt.Sub(askedAt))
 				if d != hermestest.Legacy {
 					t.Fatalf("a newer gateway lists open requests, but Herald guessed: %+v", req)
 				}
@@ -232,7 +237,7 @@ func TestForeignApprovalReachesHeraldEveryRun(t *testing.T) {
 			r.srv.Release(live)
 		})
 	}
-	t.Logf("%d runs: %d approvals shown with their command, %d as the 0.18.2 unseen-approval request", runs, seen, blind)
+	t.Logf("%d runs: %d approvals shown with their command (at most %s after the agent asked, on the clock), %d as the 0.18.2 unseen-approval request (at most %s)", runs, seen, worstSeen, blind, worstBlind)
 }
 
 // ServiceShort is the short id surfaces type.
@@ -258,6 +263,8 @@ func TestSessionStartedLaterIsFoundAndOffered(t *testing.T) {
 			if r.peer.Consumer(live) != "peer" {
 				t.Fatal("ask took the session without asking")
 			}
+			// Notices follow the listing, from the same goroutine.
+			r.wait("the offer", func() bool { return len(r.noticesOf(NoticeOffer)) > 0 && len(r.noticesOf(NoticeFound)) > 0 })
 			offers := r.noticesOf(NoticeOffer)
 			if len(offers) != 1 || offers[0].Session != live || !strings.Contains(offers[0].Text, "takes them away from a client still watching it") {
 				t.Fatalf("offers %+v", offers)
