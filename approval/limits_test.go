@@ -478,3 +478,20 @@ func TestOldHistoryDecisionsKeptOverFlood(t *testing.T) {
 		t.Fatalf("kept %d entries, first %s", len(all), all[0].Key)
 	}
 }
+
+// TestPromptRelistedUnderNewEpochIsNew: a question asked under an old id
+// after a gateway restart is a new question, not a re-delivery.
+func TestPromptRelistedUnderNewEpochIsNew(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	old := promptEvent("g1", "s1", "clarify", "", "srq-1", t0)
+	old.Epoch = "e1"
+	f.in.Ingest(old)
+	relisted := promptEvent("g1", "s1", "clarify", "", "srq-1", t0.Add(time.Minute))
+	relisted.Epoch = "e2"
+	f.in.Ingest(relisted)
+	rs := f.in.Snapshot().Requests
+	if len(rs) != 2 || rs[0].State != StateCancelled || rs[1].State != StatePending || rs[1].Epoch != "e2" {
+		t.Fatalf("%d requests: %+v", len(rs), rs)
+	}
+}

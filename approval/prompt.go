@@ -93,6 +93,7 @@ func (in *Inbox) arrivePromptLocked(ev wire.Event, decodeErr error, now time.Tim
 		base.ReceivedAt = now
 	}
 	base.ExpiresAt = base.ReceivedAt.Add(promptTimeouts[kind])
+	base.Epoch = ev.Epoch
 	srq := !strings.HasSuffix(ev.Kind, ".request")
 	if srq {
 		base.Dialect, base.RequestID = DialectServerRequest, ev.RequestID
@@ -160,6 +161,11 @@ func (in *Inbox) arrivePromptLocked(ev wire.Event, decodeErr error, now time.Tim
 			}
 		} else {
 			r.Key = r.Gateway + "/" + string(kind) + "/" + r.RequestID
+		}
+		if old, dup := in.items[r.Key]; dup && old.Epoch != "" && r.Epoch != "" && old.Epoch != r.Epoch {
+			// The gateway restarted: an id it uses again names a new question.
+			in.endLocked(old, ending{StateCancelled, Outcome{Reason: CancelRequestCancel, Detail: "the gateway restarted (a new replay epoch), so this question is gone from it; a question it asks again is new"}}, now)
+			r.Key += "@" + r.Epoch
 		}
 		if old, dup := in.items[r.Key]; dup {
 			in.rearmRequestLocked(old, ev, now)
