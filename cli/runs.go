@@ -115,14 +115,18 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 				return nil, "", fmt.Errorf("%s refused Herald: %s", name, msg)
 			}
 			if msg != "" {
+				if last == "" {
+					// Say so at once rather than after a silent wait.
+					fmt.Fprintf(e.stderr, "%s: %s; retrying for up to %s (--connect-timeout)\n", name, approval.VisibleLine(msg), *d.connectTimeout)
+				}
 				last = msg
 			}
 		case <-t.C:
 			svc.Close()
 			if last == "" {
-				last = "no answer"
+				return nil, "", fmt.Errorf("could not connect to %s within %s: no answer; check the URL and that Hermes runs", name, *d.connectTimeout)
 			}
-			return nil, "", fmt.Errorf("could not connect to %s within %s (%s); check the URL and that Hermes runs", name, *d.connectTimeout, last)
+			return nil, "", fmt.Errorf("could not connect to %s within %s: %s", name, *d.connectTimeout, approval.VisibleLine(last))
 		case <-ctx.Done():
 			svc.Close()
 			return nil, "", ctx.Err()

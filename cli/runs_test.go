@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net"
 	"strings"
 	"testing"
 
@@ -14,5 +15,29 @@ func TestRunLineShowsIDsVisibly(t *testing.T) {
 	line := runLine(service.RunRef{Gateway: "lab", ID: "run\x1b[2K\rfake", Transport: "api", Tool: "terminal: ls"})
 	if strings.ContainsAny(line, "\x1b\r") || !strings.Contains(line, "terminal: ls") {
 		t.Fatalf("runLine = %q", line)
+	}
+}
+
+// TestAskDirectUnreachableSaysSoAtOnce: an unreachable --gateway is
+// reported on stderr at the first failure, not only after the connect
+// timeout, and the final error says what failed once.
+func TestAskDirectUnreachableSaysSoAtOnce(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now: connection refused
+	_, e, code := run(t, "ask", "--gateway", "http://"+addr, "--token", "t", "--connect-timeout", "1s", "hi")
+	if code != 1 {
+		t.Fatalf("exit %d, stderr %q", code, e)
+	}
+	first, rest, _ := strings.Cut(e, "\n")
+	if !strings.Contains(first, "retrying for up to 1s") || !strings.Contains(first, "cannot reach") {
+		t.Fatalf("the first line does not say what is happening: %q", e)
+	}
+	if !strings.Contains(rest, "could not connect") || strings.Contains(rest, "check the URL and that Hermes runs") {
+		t.Fatalf("final error %q", rest)
 	}
 }
