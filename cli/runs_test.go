@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -39,5 +40,23 @@ func TestAskDirectUnreachableSaysSoAtOnce(t *testing.T) {
 	}
 	if !strings.Contains(rest, "could not connect") || strings.Contains(rest, "check the URL and that Hermes runs") {
 		t.Fatalf("final error %q", rest)
+	}
+}
+
+// TestWatchSaysAnAnswerOnce: an approval answered with a key in this
+// watch is confirmed by the key handler's ✓ line only; one answered from
+// another surface gets its own line.
+func TestWatchSaysAnAnswerOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		surface string
+		lines   int
+	}{{"terminal", 0}, {"cli", 1}, {"window", 1}} {
+		var b strings.Builder
+		r := approval.Request{Key: "lab/srq/1", Kind: approval.KindApproval, Command: "rm -rf ./build", State: approval.StateResolved, Outcome: approval.Outcome{Choice: "deny", Surface: tc.surface}}
+		printApproval(&printer{w: &b}, &keys{}, approval.Change{Kind: approval.ChangeUpdated, Request: r})
+		if got := strings.Count(b.String(), "confirmed by the gateway"); got != tc.lines {
+			t.Errorf("answered from %s: %q, want %d confirmation lines", tc.surface, b.String(), tc.lines)
+		}
 	}
 }

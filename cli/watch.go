@@ -448,7 +448,10 @@ func printApproval(out *printer, k *keys, c approval.Change) {
 		first := r.CommandFirstLine()
 		switch r.State {
 		case approval.StateResolved:
-			out.line("  %s %s: confirmed by the gateway (from %s): %s", id, r.Outcome.Choice, approval.VisibleLine(r.Outcome.Surface), first)
+			if r.Outcome.Surface == "terminal" {
+				return // answered here: the key handler's ✓ line says so once
+			}
+			out.line("  %s %s: confirmed by the gateway (from %s): %s", id, approval.VisibleLine(r.Outcome.Choice), approval.VisibleLine(r.Outcome.Surface), first)
 		case approval.StateExpired:
 			out.line("  %s timed out, the command did not run: %s", id, first)
 		case approval.StateCancelled:
