@@ -407,10 +407,19 @@ func TestDesktop(t *testing.T) {
 		case <-time.After(step):
 			h.fatalf("the second launch did not hand over to the running Herald and exit")
 		}
-		h.waitScreen(h.window(), "the live view in the window the second launch opened", "19-second-launch.png", func(s screen) bool {
+		shown := h.window()
+		h.waitScreen(shown, "the live view in the window the second launch opened", "19-second-launch.png", func(s screen) bool {
 			return s.exact[colConnected] >= 30
 		})
-		closeWindow()
+		// Ctrl+W hides the window: its process ends, after it sent its
+		// place and size to Herald, which remembers them in the settings.
+		h.closeByKey(shown, herald.cmd.Process.Pid)
+		if err := poll(step, 100*time.Millisecond, func() (bool, error) {
+			st, err := store.Load()
+			return err == nil && st.Window != nil && st.Window.Width >= app.MinWindowWidth && st.Window.Height >= app.MinWindowHeight, nil
+		}); err != nil {
+			t.Errorf("Ctrl+W did not leave the window's size in the settings: %v", err)
+		}
 		// "Open Herald" in the tray starts the window again.
 		if tray != nil {
 			o, err := tray.findEntry(step, "“Open Herald”", func(_, c menuNode) bool { return c.Label == "Open Herald" })
@@ -966,4 +975,24 @@ func (s *summary) add(what, v string) {
 
 func (s *summary) write(path string) {
 	os.WriteFile(path, []byte(strings.Join(s.lines, "\n")+"\n"), 0o644)
+}
+
+// closeByKey presses Ctrl+W in the window, as a person would (focus first;
+// the page may need a click to take keys), until the window process of
+// Herald (process group pgid) has ended.
+func (h *harness) closeByKey(win string, pgid int) {
+	h.t.Helper()
+	for attempt := 1; attempt <= 3; attempt++ {
+		if _, err := h.e.run(10*time.Second, "xdotool", "windowfocus", "--sync", win); err != nil {
+			h.t.Logf("focusing the window: %v", err)
+		}
+		time.Sleep(time.Second) // a person's key comes after the focus settled
+		h.e.run(10*time.Second, "xdotool", "key", "--clearmodifiers", "ctrl+w")
+		if poll(5*time.Second, 100*time.Millisecond, func() (bool, error) { return len(groupMembers(pgid)) == 1, nil }) == nil {
+			return
+		}
+		h.t.Logf("Ctrl+W press %d was not taken; clicking into the page and retrying", attempt)
+		h.e.run(10*time.Second, "xdotool", "mousemove", "--window", win, "700", "720", "click", "1")
+	}
+	h.fatalf("Ctrl+W did not close the window: processes %v", groupMembers(pgid))
 }
