@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { onSheet, sheetRequest } from "./sheet";
+import { onSheet, sheetRequest, showQueue } from "./sheet";
 import type { Approval } from "./types";
 
 const req = (key: string, state = "pending"): Approval =>
@@ -32,5 +32,22 @@ describe("the sheet", () => {
     const c = req("lab/c");
     expect(sheetRequest([b, c], [a], "lab/c", null)?.key).toBe("lab/c");
     expect(sheetRequest([b, c], [a], "lab/a", null)?.key).toBe("lab/a");
+  });
+});
+
+describe("the queue", () => {
+  it("lists the one waiting request when the sheet shows a settled one the user selected", () => {
+    const denied = req("lab/drop", "resolved");
+    const waiting = req("lab/rm");
+    const current = sheetRequest([waiting], [denied], "lab/drop", null);
+    expect(current?.key).toBe("lab/drop");
+    expect(showQueue([waiting], current)).toBe(true);
+  });
+  it("is not needed for the one waiting request on the sheet, and lists several", () => {
+    const a = req("lab/a");
+    const b = req("lab/b");
+    expect(showQueue([a], a)).toBe(false);
+    expect(showQueue([], undefined)).toBe(false);
+    expect(showQueue([a, b], a)).toBe(true);
   });
 });

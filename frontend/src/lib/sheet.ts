@@ -24,3 +24,13 @@ export function onSheet(last: string | null, current: Approval | undefined, appr
   if (current && approvals.some((a) => a.key === current.key)) return current.key;
   return last;
 }
+
+/**
+ * Whether the list of waiting requests shows above the sheet: when several
+ * wait, and when one waits that is not the one on the sheet (the sheet
+ * shows a settled request the user selected), so no waiting request is
+ * ever hidden behind an outcome.
+ */
+export function showQueue(approvals: Approval[], current: Approval | undefined): boolean {
+  return approvals.length > 1 || (approvals.length === 1 && approvals[0].key !== current?.key);
+}
