@@ -123,6 +123,8 @@ func (n *DBusNotifier) Notify(x Notification) error {
 	if n.markup {
 		body = escapeMarkup(body)
 	}
+	// The icon: Herald's themed icon (hicolor, installed with the app
+	// menu entry), as the desktop-entry hint names the entry.
 	hints := map[string]dbus.Variant{
 		"x-notification-id": dbus.MakeVariant(x.ID),
 		"desktop-entry":     dbus.MakeVariant("herald"),
@@ -140,7 +142,7 @@ func (n *DBusNotifier) Notify(x Notification) error {
 	defer n.mu.Unlock()
 	var id uint32
 	err := n.conn.Object(notifyName, notifyPath).Call(notifyIface+".Notify", 0,
-		"Herald", n.byKey[x.ID], "", x.Title, body, actions, hints, timeout).Store(&id)
+		"Herald", n.byKey[x.ID], appIcon, x.Title, body, actions, hints, timeout).Store(&id)
 	if err != nil {
 		return fmt.Errorf("the desktop did not show the notification: %v", err)
 	}
@@ -237,3 +239,6 @@ func escapeMarkup(s string) string {
 
 // ErrNoWindow means the window program could not be found or started.
 var ErrNoWindow = errors.New("the window program (herald-window) was not found next to herald: reinstall Herald, or set HERALD_WINDOW_BINARY")
+
+// appIcon is the themed icon name of Herald's icon (build/linux/icons).
+const appIcon = "herald"

@@ -24,6 +24,7 @@ const (
 type note struct {
 	ID      uint32
 	App     string
+	Icon    string // app_icon: a themed icon name or a file URI
 	Summary string
 	Body    string
 	Actions []string // key, label, key, label, ...
@@ -80,7 +81,7 @@ func (h notifyDBus) Notify(app string, replaces uint32, icon, summary, body stri
 		s.order = append(s.order, id)
 	}
 	key, _ := hints["x-notification-id"].Value().(string)
-	s.notes[id] = &note{ID: id, App: app, Summary: summary, Body: body, Actions: append([]string(nil), actions...), Key: key}
+	s.notes[id] = &note{ID: id, App: app, Icon: icon, Summary: summary, Body: body, Actions: append([]string(nil), actions...), Key: key}
 	s.mu.Unlock()
 	// The notification is "on screen" (Open, visible to waitFor) once
 	// this handler returned, right before godbus sends the reply: a

@@ -230,6 +230,9 @@ func TestDesktop(t *testing.T) {
 		if !strings.Contains(n.Body, cmd) {
 			t.Errorf("notification body %q lacks the command %q", n.Body, cmd)
 		}
+		if n.Icon != "herald" {
+			t.Errorf("notification icon %q, want the themed icon %q the package installs", n.Icon, "herald")
+		}
 		if !strings.Contains(n.Summary, gwName) {
 			t.Errorf("notification summary %q does not name the gateway", n.Summary)
 		}
