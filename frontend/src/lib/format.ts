@@ -33,7 +33,7 @@ export function countdown(expiresAt: string, now: number): string {
 }
 
 /** What happened to a request, for people; distinct outcomes stay distinct. */
-export function outcomeText(a: Approval): string {
+export function outcomeText(a: Approval, transport = "ws"): string {
   const o = a.outcome;
   switch (a.state) {
     case "pending":
@@ -49,7 +49,7 @@ export function outcomeText(a: Approval): string {
         case "resolved_elsewhere":
           return "Settled elsewhere";
         case "interrupted":
-          return "Turn interrupted";
+          return transport === "api" ? "Run stopped" : "Turn interrupted";
         case "session_closed":
           return "Session closed";
         case "dismissed":
@@ -80,4 +80,9 @@ export function stateText(state: string): string {
       stopped: "Stopped",
     }[state] ?? state
   );
+}
+
+/** What a request's session is called: an API server's is a run. */
+export function sessionLabel(transport = "ws"): string {
+  return transport === "api" ? "run" : "session";
 }

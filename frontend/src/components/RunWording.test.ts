@@ -1,0 +1,41 @@
+// An API server's request belongs to a run, not a session: the sheet says
+// "run" and a stopped run reads "Run stopped", not "Turn interrupted".
+import { describe, expect, it } from "vitest";
+import { render } from "svelte/server";
+import ApprovalSheet from "./ApprovalSheet.svelte";
+import PromptSheet from "./PromptSheet.svelte";
+import type { Approval } from "../lib/types";
+
+const stopped: Approval = {
+  key: "api/run_1/1",
+  gateway: "api",
+  session: "run_1",
+  command: "kubectl delete ns staging",
+  display_command: "kubectl delete ns staging",
+  display: { command: "kubectl delete ns staging", masked: "", first_line: "", gateway: "api", session: "run_1", lines: 1 },
+  choices: ["once", "deny"],
+  received_at: "2026-12-03T10:00:00Z",
+  expires_at: "2026-12-03T10:05:00Z",
+  dialect: "event",
+  state: "cancelled",
+  outcome: { at: "2026-12-03T10:01:00Z", reason: "interrupted" },
+};
+const now = Date.parse("2026-12-03T10:02:00Z");
+
+describe("run wording", () => {
+  it("says run for an API server", () => {
+    const { body } = render(ApprovalSheet, { props: { approval: stopped, now, transport: "api" } });
+    expect(body).toMatch(/· run <code>run_1<\/code>/);
+    expect(body).toContain("Run stopped");
+    expect(body).not.toContain("Turn interrupted");
+  });
+  it("says session and turn for a dashboard gateway", () => {
+    const { body } = render(ApprovalSheet, { props: { approval: { ...stopped, gateway: "lab" }, now } });
+    expect(body).toMatch(/· session <code>run_1<\/code>/);
+    expect(body).toContain("Turn interrupted");
+  });
+  it("says run on a prompt from an API server too", () => {
+    const { body } = render(PromptSheet, { props: { approval: { ...stopped, kind: "clarify", question: "Which?", choices: [] }, now, transport: "api" } });
+    expect(body).toMatch(/· run <code>run_1<\/code>/);
+  });
+});
