@@ -9,7 +9,10 @@ cd "$(dirname "$0")/.."
 out="${1:-build/bin}"
 mkdir -p "$out"
 
-echo "cross: windows/amd64 desktop binary"
+echo "cross: windows/amd64 desktop binary (icon, manifest and version info from build/windows)"
+# go build links a *_windows_amd64.syso of the main package's folder.
+trap 'rm -f herald_windows_amd64.syso' EXIT
+go run ./brand/winres -arch amd64 -out herald_windows_amd64.syso
 GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -tags desktop,production -trimpath \
   -ldflags "-s -w -H windowsgui ${CROSS_LDFLAGS:-}" -o "$out/herald.exe" .
 echo "cross: $out/herald.exe $(stat -c %s "$out/herald.exe") bytes"
