@@ -72,6 +72,18 @@ func DefaultControlPath() string {
 	return filepath.Join(os.TempDir(), "herald-"+strconv.Itoa(os.Getuid()), "control.sock")
 }
 
+// ErrInterrupted means the wait for Herald's answer was cut short (Ctrl-C)
+// after the request was sent: it may still be carried out.
+var ErrInterrupted = fmt.Errorf("interrupted while waiting for Herald's answer; the request may still be carried out: check with `herald pending` or `herald log`: %w", context.Canceled)
+
+// cutShort is the error of a wait for Herald's answer that ctx ended.
+func cutShort(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("Herald did not answer in time; the request may still be carried out: check with `herald pending` or `herald log`: %w", ctx.Err())
+	}
+	return ErrInterrupted
+}
+
 // ErrNoDaemon means no Herald process is serving the control socket.
 var ErrNoDaemon = errors.New("no running Herald found: start `herald watch` or the desktop app first")
 
@@ -279,6 +291,9 @@ func dialControl(ctx context.Context, path string, uid int) (net.Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // interrupted (Ctrl-C), not "no Herald"
+		}
 		return nil, ErrNoDaemon
 	}
 	if peer, err := peerUID(c); err != nil {
@@ -307,13 +322,22 @@ func control(ctx context.Context, path string, req ControlRequest, uid int) (Con
 		return ControlResponse{}, err
 	}
 	defer c.Close()
+	// Ctrl-C (ctx) ends the wait for Herald's answer, which can be long
+	// (a stop or an approval waits for the gateway's confirmation).
+	defer context.AfterFunc(ctx, func() { c.Close() })()
 	if err := json.NewEncoder(c).Encode(req); err != nil {
+		if ctx.Err() != nil {
+			return ControlResponse{}, cutShort(ctx)
+		}
 		return ControlResponse{}, fmt.Errorf("talking to Herald failed: %v", err)
 	}
 	var resp ControlResponse
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	if !sc.Scan() {
+		if ctx.Err() != nil {
+			return ControlResponse{}, cutShort(ctx)
+		}
 		return ControlResponse{}, fmt.Errorf("Herald closed the control connection without answering: %v", sc.Err())
 	}
 	if err := json.Unmarshal(sc.Bytes(), &resp); err != nil {
