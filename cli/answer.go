@@ -175,12 +175,44 @@ func readMasked(e *env, r approval.Request, fromStdin bool) ([]byte, error) {
 		return nil, errors.New("a password or secret is read from a terminal with echo off; run this in a terminal, or pipe the value with --stdin")
 	}
 	fmt.Fprintf(e.stderr, "%s (not shown): ", what)
-	b, err := term.ReadPassword(int(f.Fd()))
+	fd := int(f.Fd())
+	saved, err := term.GetState(fd)
+	if err != nil {
+		return nil, errors.New("reading from the terminal failed, so nothing was sent")
+	}
+	b, err := readUntilDone(e.ctx, func() ([]byte, error) { return term.ReadPassword(fd) }, func() { term.Restore(fd, saved) })
 	fmt.Fprintln(e.stderr)
+	if errors.Is(err, context.Canceled) {
+		return nil, errors.New("interrupted, nothing was sent")
+	}
 	if err != nil {
 		return nil, errors.New("reading from the terminal failed, so nothing was sent")
 	}
 	return b, nil
+}
+
+// readUntilDone runs read (a password read with echo off) until it returns
+// or ctx ends (Ctrl-C: Herald catches the signal, so the read would go on
+// and take the next line typed). Then it restores the terminal, echo
+// included, and returns ctx's error; the abandoned read ends with the
+// process.
+func readUntilDone(ctx context.Context, read func() ([]byte, error), restore func()) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		b, err := read()
+		got <- result{b, err}
+	}()
+	select {
+	case r := <-got:
+		return r.b, r.err
+	case <-ctx.Done():
+		restore()
+		return nil, ctx.Err()
+	}
 }
 
 // promptHeader says who asks what, on one or a few lines.

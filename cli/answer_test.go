@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -59,5 +60,34 @@ func TestAnsweredLineShowsChoiceVisibly(t *testing.T) {
 	}
 	if !strings.Contains(line, approval.VisibleLine(r.Outcome.Choice)) {
 		t.Fatalf("answeredLine = %q, want the choice as shown everywhere (%q)", line, approval.VisibleLine(r.Outcome.Choice))
+	}
+}
+
+// TestPasswordReadEndsOnInterrupt: Ctrl-C during the echo-off password
+// read returns at once and restores the terminal (echo back on); before,
+// the read went on, took the next line typed as the password and then
+// failed with "no running Herald found".
+func TestPasswordReadEndsOnInterrupt(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	block := make(chan struct{})
+	defer close(block)
+	restored := false
+	done := make(chan error, 1)
+	go func() {
+		_, err := readUntilDone(ctx, func() ([]byte, error) { <-block; return []byte("next line typed"), nil }, func() { restored = true })
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("read after Ctrl-C = %v, want context.Canceled", err)
+	}
+	if !restored {
+		t.Fatal("the terminal was not restored: echo stays off")
+	}
+	// Without an interrupt the value read is returned as it is.
+	b, err := readUntilDone(context.Background(), func() ([]byte, error) { return []byte("pw"), nil }, func() { t.Error("restored without an interrupt") })
+	if err != nil || string(b) != "pw" {
+		t.Fatalf("read = %q, %v", b, err)
 	}
 }

@@ -62,6 +62,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			msg := err.Error()
+			if err == context.Canceled {
+				msg = "interrupted"
+			}
+			fmt.Fprintf(stderr, "herald %s: %s\n", args[0], msg)
+			return 130 // as a shell reports Ctrl-C
+		}
 		var ue usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "herald %s: %v\n", args[0], err)

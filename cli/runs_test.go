@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,5 +61,29 @@ func TestWatchSaysAnAnswerOnce(t *testing.T) {
 		if got := strings.Count(b.String(), "confirmed by the gateway"); got != tc.lines {
 			t.Errorf("answered from %s: %q, want %d confirmation lines", tc.surface, b.String(), tc.lines)
 		}
+	}
+}
+
+// TestInterruptedCommandSaysSo: a command cut short by Ctrl-C says
+// "interrupted" (exit 130), not "no running Herald found".
+func TestInterruptedCommandSaysSo(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "herald")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "control.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	os.Chmod(sock, 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb strings.Builder
+	code := Main(ctx, []string{"pending", "--control", sock}, strings.NewReader(""), &out, &errb)
+	if code != 130 || !strings.Contains(errb.String(), "interrupted") || strings.Contains(errb.String(), "no running Herald") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 }
