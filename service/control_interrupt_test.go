@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
@@ -45,6 +46,13 @@ func TestControlWaitEndsOnInterrupt(t *testing.T) {
 		defer c.Close()
 	case <-time.After(10 * time.Second):
 		t.Fatal("the client never connected")
+	}
+	// The wait for the answer starts once the request is sent. (A Ctrl-C
+	// before that, even with the connection accepted, ends the dial: the
+	// request was never sent, and the error says interrupted, checked
+	// below.)
+	if _, err := bufio.NewReader(c).ReadString('\n'); err != nil {
+		t.Fatalf("the request never arrived: %v", err)
 	}
 	cancel() // Ctrl-C
 	select {
