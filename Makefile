@@ -41,9 +41,15 @@ build: frontend
 	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
 	go build -tags $(TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $(WINDOW_BIN) .
 
-# install, uninstall and dist use the binaries there are, building them if none.
+# install, uninstall and dist use the binaries there are, building them if
+# none; binaries left from another commit are refused rather than packaged.
 $(BIN) $(WINDOW_BIN) &:
 	$(MAKE) build
+
+.PHONY: fresh
+fresh: $(BIN) $(WINDOW_BIN)
+	@for b in $(BIN) $(WINDOW_BIN); do ./$$b version | grep -qF "herald $(VERSION) " || { \
+	  echo "$$b is $$(./$$b version), not version $(VERSION): run make build first" >&2; exit 1; }; done
 
 vet:
 	go vet ./...
@@ -76,7 +82,7 @@ icons:
 	go run ./brand/gen
 
 # Install for this user: the binary, the app-menu entry and the icons.
-install: $(BIN) $(WINDOW_BIN)
+install: fresh
 	install -Dm755 $(BIN) $(DESTDIR)$(BINDIR)/herald
 	install -Dm755 $(WINDOW_BIN) $(DESTDIR)$(BINDIR)/herald-window
 	install -d $(DESTDIR)$(DATADIR)/applications
@@ -103,14 +109,14 @@ refresh-caches:
 # .deb for Debian 12 / Ubuntu 22.04 and later.
 dist: tarball deb
 
-tarball: $(BIN) $(WINDOW_BIN)
+tarball: fresh
 	rm -rf $(DIST)/tar $(DIST)/herald-*.tar.gz && mkdir -p $(DIST)/tar
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DIST)/tar/herald-$(VERSION) PREFIX= BINDIR=/bin DATADIR=/share DESKTOP_EXEC=herald
 	cp README.md $(DIST)/tar/herald-$(VERSION)/
 	tar -C $(DIST)/tar --owner=0 --group=0 --sort=name -czf $(TARBALL) herald-$(VERSION)
 	@echo "dist: $(TARBALL) $$(stat -c %s $(TARBALL)) bytes"
 
-deb: $(BIN) $(WINDOW_BIN)
+deb: fresh
 	rm -rf $(DIST)/deb $(DIST)/herald_*.deb && mkdir -p $(DIST)/deb/DEBIAN
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DIST)/deb PREFIX=/usr DESKTOP_EXEC=herald
 	VERSION=$(VERSION) ARCH=$(DEB_ARCH) ./scripts/debian-control.sh $(DIST)/deb > $(DIST)/deb/DEBIAN/control
