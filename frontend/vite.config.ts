@@ -5,5 +5,9 @@ export default defineConfig({
   plugins: [svelte()],
   base: "./",
   build: { outDir: "dist", emptyOutDir: true, target: "es2020" },
+  // Under vitest, "svelte" resolves to its browser build, so a test file
+  // that runs in happy-dom (// @vitest-environment happy-dom) can mount
+  // components; server-rendering tests import svelte/server themselves.
+  resolve: process.env.VITEST ? { conditions: ["browser"] } : undefined,
   test: { environment: "node", include: ["src/**/*.test.ts"] },
 });

@@ -1,0 +1,53 @@
+// @vitest-environment happy-dom
+// The sheet in a DOM: state given for one request (the "I understand"
+// tick for Always allow) is not carried over to another request shown on
+// the same sheet.
+import { describe, expect, it, vi } from "vitest";
+import { flushSync, mount, unmount } from "svelte";
+
+const answers: string[] = [];
+vi.mock("../lib/bridge", () => ({
+  api: { answer: async (key: string, choice: string) => void answers.push(`${key} ${choice}`) },
+  message: (e: unknown) => String(e),
+}));
+
+import ApprovalSheet from "./ApprovalSheet.svelte";
+import type { Approval } from "../lib/types";
+
+const req = (key: string, command: string): Approval => ({
+  key,
+  gateway: "lab",
+  session: "s1",
+  command,
+  display_command: command,
+  display: { command, masked: "", first_line: command, gateway: "lab", session: "s1", lines: 1 },
+  choices: ["once", "session", "always", "deny"],
+  received_at: "2026-12-03T10:00:00Z",
+  expires_at: "2026-12-03T10:05:00Z",
+  dialect: "server-request",
+  state: "pending",
+  outcome: { at: "2026-12-03T10:00:00Z" },
+});
+
+describe("ApprovalSheet (DOM)", () => {
+  it("does not carry the Always-allow tick over to the next request", () => {
+    const props = $state({ approval: req("lab/A", "rm -rf /A"), now: Date.parse("2026-12-03T10:00:00Z") });
+    const target = document.createElement("div");
+    document.body.appendChild(target);
+    const sheet = mount(ApprovalSheet, { target, props });
+    const tick = () => target.querySelector<HTMLInputElement>('input[type="checkbox"]')!;
+    tick().click();
+    flushSync();
+    expect(tick().checked).toBe(true);
+
+    props.approval = req("lab/B", "rm -rf /B"); // the user selects another request
+    flushSync();
+    expect(tick().checked).toBe(false);
+    const always = [...target.querySelectorAll("button")].find((b) => b.textContent?.includes("Always allow"))!;
+    always.click();
+    flushSync();
+    expect(answers).toEqual([]);
+    expect(target.textContent).toContain("Tick “I understand”");
+    unmount(sheet);
+  });
+});
