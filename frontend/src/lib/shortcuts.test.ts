@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { shortcutFor } from "./shortcuts";
+import { nextTab, shortcutFor } from "./shortcuts";
 import { announcement, type Announceable } from "./announce";
 
 describe("shortcutFor", () => {
@@ -50,5 +50,19 @@ describe("announcement", () => {
   });
   it("keeps the sentence short", () => {
     expect(announcement(new Set(), [req("a", "x".repeat(1000))]).length).toBeLessThan(200);
+  });
+});
+
+describe("nextTab", () => {
+  const tabs = ["live", "history", "add"] as const;
+  it.each([
+    ["live", "ArrowRight", "history"],
+    ["add", "ArrowRight", "live"],
+    ["live", "ArrowLeft", "add"],
+    ["history", "Home", "live"],
+    ["live", "End", "add"],
+    ["history", "Enter", undefined],
+  ] as const)("%s + %s -> %s", (from, key, want) => {
+    expect(nextTab(tabs, from, key)).toBe(want);
   });
 });

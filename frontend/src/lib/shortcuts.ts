@@ -18,3 +18,20 @@ export function shortcutFor(e: KeyLike): Shortcut | undefined {
   }
   return undefined;
 }
+
+/** The tab a key moves to in a tab list (the ARIA tabs pattern: arrows
+ *  wrap around, Home and End jump), or undefined for other keys. */
+export function nextTab<T>(tabs: readonly T[], current: T, key: string): T | undefined {
+  const i = tabs.indexOf(current);
+  switch (key) {
+    case "ArrowRight":
+      return tabs[(i + 1) % tabs.length];
+    case "ArrowLeft":
+      return tabs[(i - 1 + tabs.length) % tabs.length];
+    case "Home":
+      return tabs[0];
+    case "End":
+      return tabs[tabs.length - 1];
+  }
+  return undefined;
+}
