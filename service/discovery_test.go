@@ -353,7 +353,13 @@ func TestReconnectRedialsWhenConnected(t *testing.T) {
 	r := newLiveRig(t, hermestest.Legacy, FollowAuto)
 	live, _ := r.foreignSession()
 	r.connect()
-	r.wait("Herald follows the session", func() bool { return r.peer.Consumer(live) == "other" })
+	// Followed once Herald has the resume's answer, not as soon as the
+	// gateway moved the events: a Reconnect before that answer loses the
+	// follow (it is retried at the next listing, which this test's clock
+	// never reaches).
+	r.wait("Herald follows the session", func() bool {
+		return r.peer.Consumer(live) == "other" && slices.ContainsFunc(r.noticesOf(NoticeFollowed), func(n SessionNotice) bool { return n.Session == live })
+	})
 	for i := 1; i <= 2; i++ {
 		dials := r.srv.Dials()
 		if err := r.svc.Reconnect("lab"); err != nil {
