@@ -58,9 +58,12 @@ func TestAPIRunEndSettlesItsApproval(t *testing.T) {
 				return len(p) == 1
 			})
 			tc.end(t, s, srvClk, run)
-			testwait.Until(t, srcGuard, "the approval to end", ch.next, func() bool {
+			// The inbox shows the end before it is written to the audit
+			// log (the change is recorded, then announced): wait for both.
+			testwait.Until(t, srcGuard, "the approval to end in the inbox and the audit log", ch.next, func() bool {
 				r, _ := s.Inbox().Get(key)
-				return !r.State.Live()
+				es, _ := store.List(approval.Filter{Key: key})
+				return !r.State.Live() && len(es) > 0 && !es[len(es)-1].State.Live()
 			})
 			r, _ := s.Inbox().Get(key)
 			if r.State != tc.state {
