@@ -100,6 +100,12 @@ func (c *conn) writeLoop() {
 			if f.ack != nil {
 				f.ack <- err
 			}
+			if err == websocket.ErrCloseSent {
+				// The gateway sent a close frame and it was answered: the
+				// reader reports the close and its code (4401 means sign
+				// in again), which this write error must not hide.
+				return
+			}
 			if err != nil {
 				c.fail(fmt.Errorf("writing to the gateway failed: %w", err))
 				return
@@ -233,7 +239,7 @@ func reasonSuffix(s string) string {
 
 // controlPing sends a WebSocket ping; the pong handler records the reply.
 func (c *conn) controlPing() {
-	if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeTimeout)); err != nil {
+	if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeTimeout)); err != nil && err != websocket.ErrCloseSent {
 		c.fail(fmt.Errorf("writing a ping to the gateway failed: %w", err))
 	}
 }
