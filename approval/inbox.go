@@ -511,6 +511,8 @@ func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item
 		return nil, &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome}
 	case !it.Offers(choice):
 		return nil, fmt.Errorf("%q is not offered for this request; choose one of: %s", choice, strings.Join(it.Choices, ", "))
+	case choice != ChoiceDeny && it.Kind == KindApproval && it.Command == "":
+		return nil, ErrCommandUnseen
 	case choice != ChoiceDeny && it.Truncated:
 		return nil, &TruncatedError{Size: it.CommandBytes, Kept: len(it.Command)}
 	case choice != ChoiceDeny && it.Conflict != "":

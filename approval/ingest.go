@@ -185,6 +185,12 @@ func (in *Inbox) rearmRequestLocked(it *item, ev wire.Event, now time.Time) {
 
 // offered returns the choices the gateway offers, in its order.
 func offered(a *wire.ApprovalPayload) []string {
+	if a.Command == "" {
+		// Nobody was shown what would run (a 0.18.2 approval sent to
+		// another client before Herald followed, or one synthesized
+		// after a lost stream): it can be denied, never approved.
+		return []string{ChoiceDeny}
+	}
 	from := a.Choices
 	if len(from) == 0 {
 		from = knownChoices

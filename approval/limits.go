@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -67,6 +68,10 @@ type TruncatedError struct{ Size, Kept int }
 func (e *TruncatedError) Error() string {
 	return fmt.Sprintf("this command is %d bytes, larger than the %d Herald keeps, so Herald cannot show all of it and will not approve it; deny it, or review and answer it in Hermes itself", e.Size, e.Kept)
 }
+
+// ErrCommandUnseen is returned by Answer for an approving choice on an
+// approval whose command the gateway never sent to Herald.
+var ErrCommandUnseen = errors.New("Herald was not shown the command this approval is for, so it will not approve it; deny it here, or review and answer it in the client that started the session")
 
 // ConflictError is returned by Answer for an approving choice on a
 // request whose Conflict is set.

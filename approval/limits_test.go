@@ -495,3 +495,36 @@ func TestPromptRelistedUnderNewEpochIsNew(t *testing.T) {
 		t.Fatalf("%d requests: %+v", len(rs), rs)
 	}
 }
+
+// TestUnseenCommandOnlyDenied: an approval that arrives without its
+// command (0.18.2 sent it to another client; a stream lost it) offers and
+// accepts only deny, in both dialects, whatever the gateway offers.
+func TestUnseenCommandOnlyDenied(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		ev   wire.Event
+	}{
+		{"event form", legacy("g1", "s1", "", t0)},
+		{"server request", srq("g1", "s1", "srq-1", "", t0)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			f.in.Ingest(tt.ev)
+			r := f.only(t)
+			if len(r.Choices) != 1 || r.Choices[0] != ChoiceDeny || r.OneClickApprovable() {
+				t.Fatalf("choices %v (one-click %v), want deny only", r.Choices, r.OneClickApprovable())
+			}
+			for _, choice := range []string{ChoiceOnce, ChoiceSession, ChoiceAlways} {
+				if err := f.in.Answer(ctx, r.Key, choice, "window", true); err == nil {
+					t.Fatalf("%s was accepted for a command nobody saw", choice)
+				}
+			}
+			if got, _ := f.in.Get(r.Key); got.State != StatePending {
+				t.Fatalf("refused answers changed the request: %s", got.State)
+			}
+		})
+	}
+}

@@ -259,7 +259,7 @@ func TestSingleConsumerFallsBackToPolling(t *testing.T) {
 	h.rec.waitKind(t, run, wire.Resync, 1)
 	ap := h.rec.waitKind(t, run, wire.ApprovalRequest, 1)[0]
 	a, _ := ap.Approval()
-	if a.Command != "" || !reflect.DeepEqual(a.Choices, []string{"once", "deny"}) || !strings.Contains(string(ap.Payload), "details_missing") {
+	if a.Command != "" || !reflect.DeepEqual(a.Choices, []string{"deny"}) || !strings.Contains(string(ap.Payload), "details_missing") {
 		t.Errorf("synthesized approval %+v %s", a, ap.Payload)
 	}
 	if err := h.client.RespondApproval(ctxT(t), run, "deny", ""); err != nil {

@@ -528,7 +528,8 @@ func (c *Client) applyStatus(rs *runState, st RunStatus) {
 			}
 		case pending == 0 && !synthOut:
 			// 0.18.2 says only that an approval waits; what it is was in
-			// the lost part of the stream. Offer the safe answers.
+			// the lost part of the stream. Only deny is safe: Herald never
+			// approves a command it was not shown.
 			c.mu.Lock()
 			rs.synthApproval = true
 			c.mu.Unlock()
@@ -536,8 +537,8 @@ func (c *Client) applyStatus(rs *runState, st RunStatus) {
 				"event":           wire.ApprovalRequest,
 				"run_id":          rs.id,
 				"command":         "",
-				"description":     "Hermes is waiting for an approval whose details were lost when the live event stream was interrupted; deny it unless you know what the agent is about to run",
-				"choices":         []string{"once", "deny"},
+				"description":     "Hermes is waiting for an approval whose details were lost when the live event stream was interrupted; Herald cannot show the command, so it can only deny it here (review it in Hermes itself to approve it)",
+				"choices":         []string{"deny"},
 				"allow_permanent": false,
 				"synthesized":     true,
 				"details_missing": true,

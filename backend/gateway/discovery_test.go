@@ -244,7 +244,7 @@ func TestUnseenApprovalAfterQuietAttach(t *testing.T) {
 				t.Fatalf("raised after %s of silence, before QuietAfter", quiet)
 			}
 			a, _ := got[0].Approval()
-			if got[0].Session != live || a.Command != "" || !slices.Equal(a.Choices, []string{"once", "deny"}) {
+			if got[0].Session != live || a.Command != "" || !slices.Equal(a.Choices, []string{"deny"}) {
 				t.Fatalf("unseen request %+v %+v", got[0], a)
 			}
 			n, err := h.client.RespondApproval(ctxT(t), live, "deny", "")
