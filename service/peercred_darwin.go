@@ -1,32 +1,13 @@
 package service
 
-import (
-	"fmt"
-	"net"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// peerUID returns the uid of the process at the other end of a Unix
-// socket connection (LOCAL_PEERCRED).
-func peerUID(c net.Conn) (int, error) {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return 0, fmt.Errorf("not a Unix socket connection")
-	}
-	rc, err := uc.SyscallConn()
+// fdPeerUID reads the peer's uid of a connected Unix socket
+// (LOCAL_PEERCRED).
+func fdPeerUID(fd int) (int, error) {
+	cred, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	if err != nil {
 		return 0, err
-	}
-	var cred *unix.Xucred
-	var cerr error
-	if err := rc.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
-	}); err != nil {
-		return 0, err
-	}
-	if cerr != nil {
-		return 0, fmt.Errorf("cannot read the peer's credentials: %v", cerr)
 	}
 	return int(cred.Uid), nil
 }
