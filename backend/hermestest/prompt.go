@@ -80,22 +80,7 @@ type fprompt struct {
 	serverRequest bool
 	qids          []string
 	locked        map[string]string
-	timer         clock.Timer
-	done          chan PromptResult
-	stopped       chan struct{}
-	finished      bool
-}
-
-func (p *fprompt) finish(r PromptResult) {
-	if p.finished {
-		return
-	}
-	p.finished = true
-	close(p.stopped)
-	if p.timer != nil {
-		p.timer.Stop()
-	}
-	p.done <- r
+	waiter[PromptResult]
 }
 
 // eventPayload is the 0.18.2 <kind>.request payload.
@@ -171,7 +156,7 @@ func (s *Server) requestPromptLocked(fs *fsession, spec PromptSpec) *fprompt {
 	if timeout <= 0 {
 		timeout = promptTimeouts[spec.Kind]
 	}
-	p := &fprompt{kind: spec.Kind, session: fs.live, spec: spec, locked: map[string]string{}, done: make(chan PromptResult, 1), stopped: make(chan struct{})}
+	p := &fprompt{kind: spec.Kind, session: fs.live, spec: spec, locked: map[string]string{}, waiter: newWaiter[PromptResult]()}
 	modern := s.opts.Dialect == Modern
 	switch {
 	case !modern:

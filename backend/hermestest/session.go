@@ -69,22 +69,33 @@ type fapproval struct {
 	serverRequest  bool // sent as an "approval" server request
 	expiresAt      time.Time
 	monoExpiry     float64 // expires_at as the gateway sends it: its monotonic seconds
-	timer          clock.Timer
-	done           chan string   // the choice; "" for timeout or interrupt
-	stopped        chan struct{} // closed when finished
-	finished       bool
+	waiter[string]         // done carries the choice; "" for timeout or interrupt
 }
 
-func (a *fapproval) finish(choice string) {
-	if a.finished {
+// waiter is what an approval and a prompt the agent waits on share: one
+// result on done, stopped closed when it ended, and its expiry timer.
+type waiter[T any] struct {
+	timer    clock.Timer
+	done     chan T
+	stopped  chan struct{}
+	finished bool
+}
+
+func newWaiter[T any]() waiter[T] {
+	return waiter[T]{done: make(chan T, 1), stopped: make(chan struct{})}
+}
+
+// finish ends the wait once with r; later calls do nothing.
+func (w *waiter[T]) finish(r T) {
+	if w.finished {
 		return
 	}
-	a.finished = true
-	close(a.stopped)
-	if a.timer != nil {
-		a.timer.Stop()
+	w.finished = true
+	close(w.stopped)
+	if w.timer != nil {
+		w.timer.Stop()
 	}
-	a.done <- choice
+	w.done <- r
 }
 
 func (a *fapproval) params() map[string]any {
@@ -342,8 +353,7 @@ func (s *Server) requestApprovalLocked(fs *fsession, spec ApprovalSpec) *fapprov
 		queueID:        newID(32),
 		expiresAt:      s.clk.Now().Add(s.opts.ApprovalTimeout),
 		monoExpiry:     s.clk.Now().Add(s.opts.ApprovalTimeout).Sub(s.started).Seconds() + 1000,
-		done:           make(chan string, 1),
-		stopped:        make(chan struct{}),
+		waiter:         newWaiter[string](),
 	}
 	fs.pending = append(fs.pending, a)
 	a.timer = s.clk.NewTimer(s.opts.ApprovalTimeout)
