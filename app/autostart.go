@@ -88,7 +88,21 @@ func (a XDGAutostart) path() (string, error) {
 
 // Enabled reports whether the entry exists and is not Hidden=true.
 func (a XDGAutostart) Enabled() (bool, error) {
-	p, err := a.path()
+	return entryEnabled(a.path, func(b []byte) bool {
+		// A desktop entry with Hidden=true is disabled by the desktop.
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.EqualFold(strings.TrimSpace(line), "Hidden=true") {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// entryEnabled reads the start-at-login file at path(): absent is off,
+// otherwise on reports whether its content leaves it enabled.
+func entryEnabled(path func() (string, error), on func([]byte) bool) (bool, error) {
+	p, err := path()
 	if err != nil {
 		return false, err
 	}
@@ -99,13 +113,7 @@ func (a XDGAutostart) Enabled() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	// A desktop entry with Hidden=true is disabled by the desktop.
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.EqualFold(strings.TrimSpace(line), "Hidden=true") {
-			return false, nil
-		}
-	}
-	return true, nil
+	return on(b), nil
 }
 
 // Set writes or removes the entry.
@@ -169,18 +177,7 @@ var plistDisabled = regexp.MustCompile(`<key>Disabled</key>\s*<true\s*/>`)
 
 // Enabled reports whether the job exists and is not Disabled.
 func (l LaunchAgent) Enabled() (bool, error) {
-	p, err := l.path()
-	if err != nil {
-		return false, err
-	}
-	b, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return !plistDisabled.Match(b), nil
+	return entryEnabled(l.path, func(b []byte) bool { return !plistDisabled.Match(b) })
 }
 
 // Set writes or removes the job; launchd reads it at the next login.
