@@ -119,9 +119,9 @@ func (c *fconn) detachLocked() {
 	s := c.s
 	delete(s.conns, c)
 	for id, fs := range s.sessions {
-		if fs.transport == c {
-			fs.transport = nil
-			if fs.closeOnDisconnect {
+		if fs.transport == c || len(fs.extra) > 0 {
+			fs.detachConnLocked(c)
+			if fs.transport == nil && fs.closeOnDisconnect {
 				fs.stopAgent()
 				fs.cold = true
 				delete(s.sessions, id)

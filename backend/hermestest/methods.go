@@ -42,13 +42,17 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		}
 	}
 	str := func(k string) string { v, _ := p[k].(string); return v }
-	modern := s.opts.Dialect == Modern
+	d := s.opts.Dialect
+	modern := d.serverRequests()
 	notFound := &rpcErr{-32601, "unknown method: " + method}
 
 	switch method {
 	case "session.create":
+		if n := s.opts.ActiveSessionLimit; n > 0 && len(s.sessions) >= n {
+			return nil, &rpcErr{4090, fmt.Sprintf("at the active session limit (%d/%d); close a session first", len(s.sessions), n)}
+		}
 		fs := s.newSessionLocked("")
-		fs.transport = c
+		s.attachLocked(fs, c)
 		fs.closeOnDisconnect, _ = p["close_on_disconnect"].(bool)
 		s.notifyLocked()
 		// session.info follows the create result, as in Hermes.
@@ -73,8 +77,9 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 			fs = nfs
 		}
 		// Single consumer: the session's live events now go to this
-		// connection only; the previous consumer is not told.
-		fs.transport = c
+		// connection only; the previous consumer is not told. Fan-out:
+		// this connection is one more receiver.
+		s.attachLocked(fs, c)
 		s.notifyLocked()
 		res := map[string]any{
 			"session_id": fs.live, "resumed": stored, "message_count": len(fs.history),
@@ -87,23 +92,29 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		}
 		if modern {
 			res["open_requests"] = s.openRequestsLocked(fs)
+		}
+		if d.sequenced() {
 			res["latest_seq"] = fs.seq
 		}
 		return res, nil
 
 	case "session.activate":
-		if !modern {
+		if !d.sequenced() {
 			return nil, notFound
 		}
 		fs := s.sessions[str("session_id")]
 		if fs == nil {
 			return nil, &rpcErr{4001, "session not found"}
 		}
-		fs.transport = c
-		return map[string]any{"running": fs.running, "open_requests": s.openRequestsLocked(fs)}, nil
+		s.attachLocked(fs, c)
+		res := map[string]any{"running": fs.running}
+		if modern {
+			res["open_requests"] = s.openRequestsLocked(fs)
+		}
+		return res, nil
 
 	case "session.events.since":
-		if !modern {
+		if !d.sequenced() {
 			return nil, notFound
 		}
 		if e := onlyKeys(p, "session_id", "last_seen"); e != nil {
@@ -123,11 +134,14 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 				events = append(events, e.params)
 			}
 		}
-		return map[string]any{
+		res := map[string]any{
 			"events": events, "latest_seq": fs.seq, "epoch": s.epoch, "count": len(events),
-			"truncated":     last < fs.evictedThrough || last > fs.seq,
-			"open_requests": s.openRequestsLocked(fs),
-		}, nil
+			"truncated": last < fs.evictedThrough || last > fs.seq,
+		}
+		if modern {
+			res["open_requests"] = s.openRequestsLocked(fs)
+		}
+		return res, nil
 
 	case "gateway.ping":
 		if !modern {
@@ -153,7 +167,7 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		if s.opts.ExclusiveSubmit && fs.transport != nil && fs.transport != c && !fs.transport.dead {
 			return nil, &rpcErr{4090, "Session " + fs.live + " already has a live owner (another client). Only one surface at a time may run a session."}
 		}
-		fs.transport = c // a submit re-binds the session's transport
+		s.attachLocked(fs, c) // a submit re-binds the session's transport (fan-out: adds)
 		fs.hasRow = true
 		s.notifyLocked()
 		if fs.running {
@@ -231,6 +245,39 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 			running = "Yes"
 		}
 		return map[string]any{"output": "Hermes TUI Status\n\nSession ID: " + fs.stored + "\nAgent Running: " + running}, nil
+
+	case "approval.pending":
+		if !d.answersWithoutAttaching() {
+			return nil, notFound
+		}
+		fs := s.sessions[str("session_id")]
+		if fs == nil {
+			return nil, &rpcErr{4001, "session not found"}
+		}
+		list := []any{}
+		for _, a := range fs.pending {
+			p := a.params()
+			p["request_id"] = a.queueID
+			p["id"] = a.id
+			list = append(list, p)
+		}
+		return map[string]any{"approvals": list}, nil
+
+	case "request.answer":
+		if !d.answersWithoutAttaching() {
+			return nil, notFound
+		}
+		id := str("id")
+		result, ok := p["result"].(map[string]any)
+		if id == "" || !ok {
+			return nil, &rpcErr{4002, "id and result required"}
+		}
+		raw, _ := json.Marshal(id)
+		res, _ := json.Marshal(result)
+		if !s.answerRequestLocked(c, rpcFrame{ID: raw, Result: res}, "request.answer") {
+			return map[string]any{"status": "expired"}, nil
+		}
+		return map[string]any{"status": "ok"}, nil
 
 	case "session.active_list":
 		// Every live session of this process, in creation order. Nothing

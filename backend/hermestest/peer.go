@@ -28,7 +28,7 @@ func (s *Server) NewPeer() *Peer {
 	p := &Peer{s: s}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p.c = &fconn{s: s, peer: p, serverRequests: s.opts.Dialect == Modern}
+	p.c = &fconn{s: s, peer: p, serverRequests: s.opts.Dialect.serverRequests()}
 	s.conns[p.c] = struct{}{}
 	s.notifyLocked()
 	return p
@@ -156,6 +156,11 @@ func (p *Peer) Consumer(live string) string {
 		return ""
 	case fs.transport == p.c:
 		return "peer"
+	}
+	for _, c := range fs.extra {
+		if c == p.c {
+			return "peer"
+		}
 	}
 	return "other"
 }

@@ -157,15 +157,21 @@ func (s *Server) requestPromptLocked(fs *fsession, spec PromptSpec) *fprompt {
 		timeout = promptTimeouts[spec.Kind]
 	}
 	p := &fprompt{kind: spec.Kind, session: fs.live, spec: spec, locked: map[string]string{}, waiter: newWaiter[PromptResult]()}
-	modern := s.opts.Dialect == Modern
 	switch {
-	case !modern:
+	case !s.opts.Dialect.serverRequests():
+	case s.opts.Dialect == Requests:
+		// 0.21.3+: always a server request; clients that cannot
+		// answer it never see it (the capability gate).
+		p.serverRequest = true
 	case fs.transport == nil || fs.transport.serverRequests:
 		p.serverRequest = true
 	}
 	if p.serverRequest {
 		s.nextSRQ++
 		p.id = fmt.Sprintf("srq-p%d", s.nextSRQ)
+		if s.opts.Dialect == Requests {
+			p.id = srqID()
+		}
 		for _, q := range p.questions() {
 			p.qids = append(p.qids, q.QID)
 		}
@@ -186,8 +192,8 @@ func (s *Server) requestPromptLocked(fs *fsession, spec PromptSpec) *fprompt {
 	switch {
 	case !p.serverRequest:
 		s.emitLocked(fs, p.kind+".request", p.eventPayload())
-	case fs.transport != nil:
-		fs.transport.sendLocked(p.serverRequestFrame())
+	default:
+		s.sendRequestLocked(fs, p.serverRequestFrame())
 	}
 	s.notifyLocked()
 	return p
@@ -320,7 +326,7 @@ func (s *Server) promptMethodLocked(method string, p map[string]any) (result any
 		s.answerPromptLocked(fs, pr, PromptResult{Value: str(key), Ended: "answered"}, PromptAnswer{Value: str(key), Via: method})
 		return map[string]any{"status": "ok"}, nil, true
 	case "clarify.lock":
-		if s.opts.Dialect != Modern {
+		if !s.opts.Dialect.serverRequests() {
 			return nil, nil, false
 		}
 		rid, qid := str("request_id"), str("question_id")
@@ -393,6 +399,9 @@ func (s *Server) promptAnsweredLocked(id string, f rpcFrame) bool {
 		}
 	}
 	s.answerPromptLocked(fs, p, res, a)
+	if s.opts.Dialect.fanOut() && !s.opts.NoCancelAfterResponse {
+		s.emitLocked(fs, "request.cancel", map[string]any{"id": p.id, "method": p.kind, "reason": "resolved"})
+	}
 	return true
 }
 

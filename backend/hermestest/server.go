@@ -41,16 +41,13 @@ const (
 	// ids, answered FIFO; events for a detached session are lost.
 	Legacy Dialect = iota
 	// Modern adds seq/replay_epoch, session.events.since, gateway.ping,
-	// client.capabilities, approval server requests and request.cancel.
+	// client.capabilities, approval server requests and request.cancel,
+	// on a gateway that still sends each session's events to one client
+	// at a time. No release is exactly that: it is the reading of
+	// 0.21.3 under which fan-out is absent (see dialect.go for the
+	// release dialects).
 	Modern
 )
-
-func (d Dialect) String() string {
-	if d == Modern {
-		return "modern"
-	}
-	return "0.18.2"
-}
 
 // Options configures a fake gateway.
 type Options struct {
@@ -79,6 +76,15 @@ type Options struct {
 	// a session another connected client owns (error 4090) instead of
 	// moving it.
 	ExclusiveSubmit bool
+	// NoCancelAfterResponse models server_requests.py@087bb308, where a
+	// response frame pops the request before the approval queue settles
+	// it, so no request.cancel reaches the other attached clients.
+	// Without it, every settlement withdraws the request everywhere
+	// (the settle-hook reading). Herald must work under both.
+	NoCancelAfterResponse bool
+	// ActiveSessionLimit refuses session.create beyond this many live
+	// sessions with 4090 "at the active session limit (N/M)" (0 = none).
+	ActiveSessionLimit int
 }
 
 // Answer is one approval answer the gateway received.
@@ -383,11 +389,13 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, st)
 }
 
+// version is what /api/status and session.info say. Herald must never
+// decide anything from it; Modern says 0.19.0 on purpose.
 func (s *Server) version() string {
 	if s.opts.Dialect == Modern {
 		return "0.19.0"
 	}
-	return "0.18.2"
+	return s.opts.Dialect.String()
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -535,12 +543,17 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.faults.DropAfterFrames = 0 // a drop applies to the next connection only
 	s.conns[c] = struct{}{}
 	ready := map[string]any{"skin": map[string]any{"name": "default"}}
-	if s.opts.Dialect == Modern {
+	if d := s.opts.Dialect; d.sequenced() {
+		// events.py@08757920: {skin, change_events, replay_epoch,
+		// heartbeat?}; capabilities and protocol only on builds with
+		// gateway_capabilities.py (#130702), which we give the newest.
 		ready["change_events"] = true
 		ready["replay_epoch"] = s.epoch
-		ready["capabilities"] = map[string]any{"event_replay": true, "change_events": true}
-		ready["protocol"] = map[string]any{"version": 1}
-		ready["heartbeat"] = true
+		if d.serverRequests() {
+			ready["capabilities"] = map[string]any{"event_replay": true, "change_events": true}
+			ready["protocol"] = map[string]any{"version": 1}
+			ready["heartbeat"] = true
+		}
 	}
 	c.sendLocked(eventFrame("gateway.ready", "", ready))
 	s.notifyLocked()

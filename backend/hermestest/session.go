@@ -18,6 +18,7 @@ type ringEntry struct {
 type fsession struct {
 	live, stored      string
 	transport         *fconn
+	extra             []*fconn // fan-out: the other attached clients
 	seq               uint64
 	ring              []ringEntry
 	evictedThrough    uint64
@@ -208,7 +209,7 @@ func (s *Server) SetTitle(sessionID, title string) error {
 // a pending approval as "waiting".
 func (s *Server) liveStatusLocked(fs *fsession) string {
 	switch {
-	case len(fs.pending) > 0 && s.opts.Dialect == Modern:
+	case (len(fs.pending) > 0 || len(fs.prompts) > 0) && s.opts.Dialect.serverRequests():
 		return "waiting"
 	case fs.running:
 		return "working"
@@ -276,7 +277,7 @@ func (s *Server) emitLocked(fs *fsession, kind string, payload any) {
 		fs.inflight = ""
 	}
 	frame := eventFrame(kind, fs.live, payload)
-	if s.opts.Dialect == Modern {
+	if s.opts.Dialect.sequenced() {
 		params := frame["params"].(map[string]any)
 		fs.seq++
 		params["seq"] = fs.seq
@@ -286,8 +287,8 @@ func (s *Server) emitLocked(fs *fsession, kind string, payload any) {
 			fs.ring = fs.ring[1:]
 		}
 	}
-	if fs.transport != nil {
-		fs.transport.sendLocked(frame)
+	for _, c := range fs.receiversLocked() {
+		c.sendLocked(frame)
 	}
 }
 
@@ -341,6 +342,9 @@ func (s *Server) requestApprovalLocked(fs *fsession, spec ApprovalSpec) *fapprov
 	id := spec.ID
 	if id == "" {
 		id = fmt.Sprintf("srq-%d", s.nextSRQ)
+		if s.opts.Dialect == Requests {
+			id = srqID()
+		}
 	}
 	a := &fapproval{
 		id:             id,
@@ -367,10 +371,23 @@ func (s *Server) requestApprovalLocked(fs *fsession, spec ApprovalSpec) *fapprov
 		}
 	}(a.timer)
 	switch {
-	case s.opts.Dialect == Legacy:
+	case !s.opts.Dialect.serverRequests():
 		p := a.params()
 		delete(p, "session_id")
+		if s.opts.Dialect.eventRequestIDs() {
+			p["request_id"] = a.queueID
+		}
 		s.emitLocked(fs, "approval.request", p)
+	case s.opts.Dialect == Requests:
+		// Sent to every attached client that can answer it; with none
+		// attached it waits for open_requests; with only clients that
+		// cannot answer it, it is withdrawn.
+		a.serverRequest = true
+		if s.sendRequestLocked(fs, a.serverRequestFrame()) {
+			s.removePendingLocked(fs, a)
+			a.finish("")
+			s.withdrawn++
+		}
 	case fs.transport == nil:
 		// Nobody attached: the request waits and is offered through
 		// open_requests when a client resumes.
@@ -421,7 +438,7 @@ func (s *Server) expireLocked(fs *fsession, a *fapproval) {
 // cancelLocked withdraws a server request that is no longer pending. Newer
 // gateways send request.cancel as a sequenced event, so it is replayed.
 func (s *Server) cancelLocked(fs *fsession, a *fapproval, reason string) {
-	if s.opts.Dialect != Modern || !a.serverRequest {
+	if !s.opts.Dialect.serverRequests() || !a.serverRequest {
 		return
 	}
 	s.emitLocked(fs, "request.cancel", map[string]any{"id": a.id, "method": "approval", "reason": reason})
@@ -494,8 +511,18 @@ func (s *Server) serverRequestAnsweredLocked(c *fconn, f rpcFrame) {
 	whole, _ := json.Marshal(f)
 	s.responses[id] = whole
 	s.notifyLocked()
+	s.answerRequestLocked(c, f, "response")
+}
+
+// answerRequestLocked settles the open request f.ID with f's result or
+// error; false when nothing waits under that id (the first answer won).
+func (s *Server) answerRequestLocked(c *fconn, f rpcFrame, via string) bool {
+	var id string
+	if json.Unmarshal(f.ID, &id) != nil {
+		return false
+	}
 	if s.promptAnsweredLocked(id, f) {
-		return
+		return true
 	}
 	for _, fs := range s.sessions {
 		for _, a := range fs.pending {
@@ -506,12 +533,16 @@ func (s *Server) serverRequestAnsweredLocked(c *fconn, f rpcFrame) {
 				Choice string `json:"choice"`
 			}
 			if len(f.Error) > 0 {
-				// An error response withdraws the approval.
+				// An error response settles the request for every
+				// client: the approval is withdrawn (not denied).
 				s.removePendingLocked(fs, a)
 				a.finish("")
 				s.withdrawn++
+				if s.opts.Dialect.fanOut() && !s.opts.NoCancelAfterResponse {
+					s.cancelLocked(fs, a, "resolved")
+				}
 				s.notifyLocked()
-				return
+				return true
 			}
 			if json.Unmarshal(f.Result, &r) != nil || r.Choice == "" {
 				r.Choice = "deny" // Hermes: str(result.get("choice") or "deny")
@@ -519,10 +550,15 @@ func (s *Server) serverRequestAnsweredLocked(c *fconn, f rpcFrame) {
 			if !validChoice(r.Choice) {
 				r.Choice = "deny"
 			}
-			s.resolveLocked(fs, a, r.Choice, "response", false)
-			return
+			// The first answer wins. Whether the others hear of it
+			// depends on the reading (Options.NoCancelAfterResponse).
+			// request.answer settles through the approval queue, whose
+			// settle hook always withdraws the request everywhere.
+			s.resolveLocked(fs, a, r.Choice, via, via == "request.answer" || s.opts.Dialect.fanOut() && !s.opts.NoCancelAfterResponse)
+			return true
 		}
 	}
+	return false
 }
 
 func validChoice(c string) bool {
@@ -535,7 +571,7 @@ func validChoice(c string) bool {
 
 func (s *Server) openRequestsLocked(fs *fsession) []any {
 	out := []any{}
-	if s.opts.Dialect != Modern {
+	if !s.opts.Dialect.serverRequests() {
 		return out
 	}
 	for _, a := range fs.pending {
