@@ -208,9 +208,9 @@ type AnsweredError struct {
 // Error says who answered and what to do.
 func (e *AnsweredError) Error() string {
 	if e.InFlight {
-		return fmt.Sprintf("this request is already being answered (%q from %s); wait for the gateway to confirm it", e.Choice, e.Surface)
+		return fmt.Sprintf("this request is already being answered (%q from %s); wait for the gateway to confirm it", e.Choice, VisibleLine(e.Surface))
 	}
-	return fmt.Sprintf("this request was already answered: %q from %s at %s; nothing more was sent", e.Choice, e.Surface, e.At.Format("15:04:05"))
+	return fmt.Sprintf("this request was already answered: %q from %s at %s; nothing more was sent", e.Choice, VisibleLine(e.Surface), e.At.Format("15:04:05"))
 }
 
 // EndedError is returned by Answer and Dismiss for a request that is no
@@ -226,7 +226,8 @@ type EndedError struct {
 	Cause error
 }
 
-// Error says how the request ended and whether anything was sent.
+// Error says how the request ended and whether anything was sent; the
+// gateway's words in it are shown as VisibleLine.
 func (e *EndedError) Error() string {
 	what := "this request is no longer waiting"
 	switch {
@@ -235,7 +236,7 @@ func (e *EndedError) Error() string {
 	case e.State == StateExpired:
 		what = "this request timed out, so the gateway no longer waits for it and did not run the command; ask the agent again if you still want it"
 	case e.State == StateFailed:
-		what = fmt.Sprintf("Herald cannot answer this request (%s); answer it in Hermes itself", e.Outcome.Error)
+		what = fmt.Sprintf("Herald cannot answer this request (%s); answer it in Hermes itself", VisibleLine(e.Outcome.Error))
 	case e.Outcome.Reason == CancelResolvedElsewhere:
 		what = "this request was already settled elsewhere (another client answered it, or it timed out or was interrupted there)"
 	case e.Outcome.Reason == CancelInterrupted:
@@ -243,9 +244,9 @@ func (e *EndedError) Error() string {
 	case e.Outcome.Reason == CancelSessionClosed:
 		what = "the session closed, so this request is no longer waiting"
 	case e.Outcome.Reason == CancelDismissed:
-		what = fmt.Sprintf("this request was dismissed from %s", e.Outcome.Surface)
+		what = fmt.Sprintf("this request was dismissed from %s", VisibleLine(e.Outcome.Surface))
 	case e.Outcome.Reason == CancelRequestCancel:
-		what = fmt.Sprintf("the gateway withdrew this request (%s)", e.Outcome.Detail)
+		what = fmt.Sprintf("the gateway withdrew this request (%s)", VisibleLine(e.Outcome.Detail))
 	}
 	if e.Sent {
 		return what + "; your answer had no effect"
@@ -263,9 +264,10 @@ type SendError struct {
 	Err             error  // from the Answerer; its text is scrubbed in Error
 }
 
-// Error says what failed, without credentials, and that a retry is possible.
+// Error says what failed, without credentials, and that a retry is
+// possible. The gateway's name and error text are shown as VisibleLine.
 func (e *SendError) Error() string {
-	return fmt.Sprintf("sending %q to gateway %s failed: %s; the request is still pending, try again", e.Choice, e.Gateway, scrub(e.Err.Error()))
+	return fmt.Sprintf("sending %q to gateway %s failed: %s; the request is still pending, try again", e.Choice, VisibleLine(e.Gateway), VisibleLine(scrub(e.Err.Error())))
 }
 
 // Unwrap returns Err.
