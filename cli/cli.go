@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -48,6 +49,10 @@ type env struct {
 
 // Main runs a subcommand and returns the process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Every byte the CLI prints goes through the terminal encoder, errors
+	// included: a gateway's text that some path did not pass through
+	// approval.Visible still cannot drive the terminal.
+	stdout, stderr = surface.TerminalWriter(stdout), surface.TerminalWriter(stderr)
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		cmdHelp(e, nil)

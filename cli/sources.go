@@ -104,7 +104,14 @@ func startFailed(name string, err error) error {
 		return refusal(gateway.Status{Gateway: name, Kind: string(service.KindAPIServer), State: gateway.StateAuthFailed})
 	}
 	if msg := err.Error(); !strings.HasPrefix(msg, "starting the run failed") {
-		return fmt.Errorf("%s: starting the run failed: %w", name, err)
+		return fmt.Errorf("%s: starting the run failed: %w", name, visibleError{err})
 	}
-	return fmt.Errorf("%s: %w", name, err)
+	return fmt.Errorf("%s: %w", name, visibleError{err})
 }
+
+// visibleError is err with its text (which may quote a gateway's answer)
+// shown as approval.VisibleLine; errors.Is and As still see err.
+type visibleError struct{ err error }
+
+func (v visibleError) Error() string { return approval.VisibleLine(v.err.Error()) }
+func (v visibleError) Unwrap() error { return v.err }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/wire"
@@ -24,10 +25,15 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
+// writeJSON prints v as indented JSON, made safe to print (surface.JSON:
+// C1 and format characters escaped, nesting capped).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(surface.JSON(b), '\n'))
+	return err
 }
 
 // printer serializes output lines from many goroutines.
@@ -70,7 +76,7 @@ func (p *printer) record(v any) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.w.Write(append(b, '\n'))
+	p.w.Write(append(surface.JSON(b), '\n'))
 }
 
 // jsonRecord is one line of `herald watch --json`.

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/approval/spooftest"
+	"github.com/herald-desktop/herald/approval/surface"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/service"
+)
+
+// TestSpoofingTerminalErrors: a gateway's hostile text on every error path
+// the terminal prints (watch --start's response body, a refusal, a
+// withdrawal reason from herald approve, a problem line, and the same as
+// --json records) is shown as approval.VisibleLine: no OSC 52, clear
+// screen, CR or bidi control reaches the terminal.
+func TestSpoofingTerminalErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range spooftest.Errors {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			for name, err := range map[string]error{
+				"watch --start":  startFailed("api", errors.New("POST /v1/runs answered HTTP 500: "+c.Command)),
+				"refusal":        refusal(gateway.Status{Gateway: "lab", Err: c.Command}),
+				"refusal, api":   refusal(gateway.Status{Gateway: "lab", Kind: string(service.KindAPIServer), Err: c.Command}),
+				"auth refusal":   refusal(gateway.Status{Gateway: "lab", State: gateway.StateAuthFailed, Err: c.Command}),
+				"herald approve": &approval.EndedError{State: approval.StateCancelled, Outcome: approval.Outcome{Reason: approval.CancelRequestCancel, Detail: c.Command}},
+				// An error that quotes the gateway raw: Main's writer still guards it.
+				"raw": errors.New(c.Command),
+			} {
+				// As Main prints it.
+				var b bytes.Buffer
+				w := surface.TerminalWriter(&b)
+				w.Write([]byte("herald watch: " + err.Error() + "\n"))
+				text := strings.TrimSuffix(b.String(), "\n")
+				if r, ok := spooftest.Raw(text, name == "raw"); ok {
+					t.Errorf("%s: %U reaches the terminal raw: %q", name, r, text)
+				}
+				if name != "raw" {
+					if err := spooftest.Check(text, c, false); err != nil {
+						t.Errorf("%s: %v: %q", name, err, text)
+					}
+				}
+			}
+
+			// watch's problem line, as text and as --json.
+			for _, asJSON := range []bool{false, true} {
+				var b bytes.Buffer
+				p := &printer{w: surface.TerminalWriter(&b), json: asJSON}
+				p.problem("lab", errors.New(c.Command))
+				text := b.String()
+				if asJSON {
+					var rec jsonRecord
+					if err := json.Unmarshal(b.Bytes(), &rec); err != nil {
+						t.Fatalf("--json: %v: %s", err, text)
+					}
+					text = rec.Text
+				}
+				if err := spooftest.Check(strings.TrimSuffix(text, "\n"), c, false); err != nil {
+					t.Errorf("problem (json %v): %v: %q", asJSON, err, text)
+				}
+			}
+		})
+	}
+}
+
+// TestMainGuardsErrors: Main prints a command's error through the terminal
+// encoder, so an error that quotes a gateway raw still cannot drive the
+// terminal.
+func TestMainGuardsErrors(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	// An unknown flag's value is echoed by the flag package.
+	code := Main(context.Background(), []string{"pending", "--\x1b]52;c;cm0gLXJmIH4\x07"}, strings.NewReader(""), &out, &errOut)
+	if code == 0 {
+		t.Fatalf("exit 0")
+	}
+	if r, ok := spooftest.Raw(strings.ReplaceAll(errOut.String(), "\t", ""), true); ok { // tabs: flag help
+		t.Fatalf("%U raw on stderr: %q", r, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "␛]52;c;cm0gLXJmIH4⟦BEL⟧") {
+		t.Fatalf("stderr does not show the escape: %q", errOut.String())
+	}
+}
+
+// TestJSONRecordsEscapeC1: --json re-emits a command's C1 controls and
+// bidi characters as \u escapes (the same string to a JSON reader).
+func TestJSONRecordsEscapeC1(t *testing.T) {
+	t.Parallel()
+	r := hostileRequest(0, "rm -rf ~\u009b2K\u009d52;c;x\u009c\u202e")
+	d := r.Display()
+	var b bytes.Buffer
+	p := &printer{w: &b, json: true}
+	p.record(jsonRecord{Type: "approval", Request: &r, Display: &d})
+	if ch, ok := spooftest.Raw(strings.TrimSuffix(b.String(), "\n"), false); ok {
+		t.Fatalf("%U raw in %s", ch, b.String())
+	}
+	var rec jsonRecord
+	if err := json.Unmarshal(b.Bytes(), &rec); err != nil || rec.Request.Command != r.Command {
+		t.Fatalf("round trip: %v %+v", err, rec.Request)
+	}
+	b.Reset()
+	if err := writeJSON(&b, []approval.Request{r}); err != nil {
+		t.Fatal(err)
+	}
+	if ch, ok := spooftest.Raw(b.String(), true); ok {
+		t.Fatalf("%U raw in %s", ch, b.String())
+	}
+}
