@@ -162,12 +162,6 @@ func trayApproval(r approval.Request) TrayApproval {
 	return TrayApproval{Key: r.Key, Label: approval.VisibleLine(r.Gateway) + ": " + label, Note: note, CanOnce: oneClick(r, trayLabelMax)}
 }
 
-// escapeMarkup makes s plain text in a freedesktop notification body,
-// which servers may read as markup: &, < and > become entities.
-func escapeMarkup(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
 // displaySessions is the sessions with the gateway's text (title, model,
 // tool, status, last text) shown as approval.VisibleLine; ids stay as they
 // are, since the window sends them back.

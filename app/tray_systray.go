@@ -6,6 +6,7 @@ import (
 
 	"fyne.io/systray"
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/approval/surface"
 )
 
 // systrayTray is the tray over fyne.io/systray (StatusNotifierItem over
@@ -34,7 +35,9 @@ func NewSystrayTray(act TrayActions) (Tray, error) {
 
 func (t *systrayTray) Stop() { t.end() }
 
-// Update redraws only when the model changed.
+// Update redraws only when the model changed. Every label goes through
+// surface.DBusMenu (one line, "_" doubled so dbusmenu does not eat it as a
+// mnemonic).
 func (t *systrayTray) Update(m TrayModel) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -47,7 +50,7 @@ func (t *systrayTray) Update(m TrayModel) {
 	gen := t.gen
 
 	systray.SetIcon(trayIcon(m.State))
-	systray.SetTooltip(m.Tooltip)
+	systray.SetTooltip(surface.Line(m.Tooltip))
 	systray.ResetMenu()
 	on := func(item *systray.MenuItem, fn func()) {
 		go func() {
@@ -66,16 +69,16 @@ func (t *systrayTray) Update(m TrayModel) {
 	}
 	for _, p := range m.Pending {
 		p := p
-		parent := systray.AddMenuItem(p.Label, "Pending approval")
+		parent := systray.AddMenuItem(surface.DBusMenu(p.Label), "Pending approval")
 		if p.Note != "" {
-			parent.AddSubMenuItem(p.Note, "").Disable()
+			parent.AddSubMenuItem(surface.DBusMenu(p.Note), "").Disable()
 		}
 		switch p.Kind {
 		case "clarify":
 			for _, c := range p.Choices {
 				if c != "" {
 					c := c
-					on(parent.AddSubMenuItem("Answer: "+trayCut(approval.VisibleLine(c)), ""), func() { t.act.TrayAnswer(p.Key, c) })
+					on(parent.AddSubMenuItem(surface.DBusMenu("Answer: "+trayCut(approval.VisibleLine(c))), ""), func() { t.act.TrayAnswer(p.Key, c) })
 				}
 			}
 		case "sudo", "secret":
@@ -93,7 +96,7 @@ func (t *systrayTray) Update(m TrayModel) {
 		runs := systray.AddMenuItem(fmt.Sprintf("Active runs (%d)", len(m.Runs)), "Runs in progress")
 		for _, r := range m.Runs {
 			r := r
-			item := runs.AddSubMenuItem(r.Label, "Active run")
+			item := runs.AddSubMenuItem(surface.DBusMenu(r.Label), "Active run")
 			on(item.AddSubMenuItem("Stop", "Interrupt this run; the result shows once the gateway confirms"), func() { t.act.TrayStop(r.Gateway, r.ID) })
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/godbus/dbus/v5"
+	"github.com/herald-desktop/herald/approval/surface"
 )
 
 // Wails' notification API (v2.15) has no urgency, so a notification
@@ -72,7 +73,7 @@ func (u *urgentSender) send(n Notification) bool {
 		u.ids = map[string]uint32{}
 	}
 	hints := map[string]dbus.Variant{"urgency": dbus.MakeVariant(freedesktopUrgency(n.Urgency))}
-	id, err := b.Notify(u.ids[n.ID], n.Title, escapeMarkup(n.Body), hints)
+	id, err := b.Notify(u.ids[n.ID], surface.Line(n.Title), surface.Pango(n.Body), hints)
 	if err != nil {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/godbus/dbus/v5"
+	"github.com/herald-desktop/herald/approval/surface"
 )
 
 // fakeBus records what reaches the notification server.
@@ -49,7 +50,7 @@ func TestUrgentSenderSetsTheUrgencyHint(t *testing.T) {
 			t.Fatal("not sent")
 		}
 		c := bus.calls[len(bus.calls)-1]
-		if c.urgency != tc.want || c.body != escapeMarkup("<b>x</b> & y") {
+		if c.urgency != tc.want || c.body != surface.Pango("<b>x</b> & y") {
 			t.Errorf("urgency %v: sent %+v", tc.u, c)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 )
 
@@ -47,7 +48,7 @@ func (w *wailsPlatform) Notify(n Notification) error {
 	if len(n.Actions) == 0 && n.Urgency != UrgencyNormal && w.urgent.send(n) {
 		return nil
 	}
-	opts := runtime.NotificationOptions{ID: n.ID, Title: n.Title, Body: escapeMarkup(n.Body), Data: map[string]any{"id": n.ID}}
+	opts := runtime.NotificationOptions{ID: n.ID, Title: surface.Line(n.Title), Body: surface.Pango(n.Body), Data: map[string]any{"id": n.ID}}
 	if len(n.Actions) == 0 {
 		return runtime.SendNotification(w.ctx, opts)
 	}

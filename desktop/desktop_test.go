@@ -59,13 +59,6 @@ func TestNotifierSignals(t *testing.T) {
 	}
 }
 
-func TestEscapeMarkup(t *testing.T) {
-	t.Parallel()
-	if got, want := escapeMarkup(`echo "<b>x</b>" && rm a>b`), `echo "&lt;b&gt;x&lt;/b&gt;" &amp;&amp; rm a&gt;b`; got != want {
-		t.Fatalf("escapeMarkup = %q, want %q", got, want)
-	}
-}
-
 func TestUrgencyHint(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

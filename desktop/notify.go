@@ -3,10 +3,10 @@ package desktop
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/godbus/dbus/v5"
+	"github.com/herald-desktop/herald/approval/surface"
 )
 
 const (
@@ -117,11 +117,11 @@ func (n *DBusNotifier) OnAction(fn func(id, action string)) {
 func (n *DBusNotifier) Notify(x Notification) error {
 	actions := []string{"default", "Open"}
 	for _, a := range x.Actions {
-		actions = append(actions, a[0], a[1])
+		actions = append(actions, a[0], surface.Line(a[1]))
 	}
-	body := x.Body
+	body := surface.Terminal(x.Body)
 	if n.markup {
-		body = escapeMarkup(body)
+		body = surface.Pango(x.Body)
 	}
 	// The icon: Herald's themed icon (hicolor, installed with the app
 	// menu entry), as the desktop-entry hint names the entry.
@@ -142,7 +142,7 @@ func (n *DBusNotifier) Notify(x Notification) error {
 	defer n.mu.Unlock()
 	var id uint32
 	err := n.conn.Object(notifyName, notifyPath).Call(notifyIface+".Notify", 0,
-		"Herald", n.byKey[x.ID], appIcon, x.Title, body, actions, hints, timeout).Store(&id)
+		"Herald", n.byKey[x.ID], appIcon, surface.Line(x.Title), body, actions, hints, timeout).Store(&id)
 	if err != nil {
 		return fmt.Errorf("the desktop did not show the notification: %v", err)
 	}
@@ -229,12 +229,6 @@ func (n *DBusNotifier) handle(s *dbus.Signal) {
 		return
 	}
 	go fn(key, action)
-}
-
-// escapeMarkup keeps a server that reads markup from interpreting a
-// command's text (<b>, &amp;) as formatting.
-func escapeMarkup(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // ErrNoWindow means the window program could not be found or started.
