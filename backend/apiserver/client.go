@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -37,7 +36,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
-	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -89,7 +88,7 @@ type Config struct {
 	// watchdog (default: real).
 	Clock clock.Clock
 	// Backoff tunes retry delays (full jitter, bounded).
-	Backoff gateway.Backoff
+	Backoff source.Backoff
 	// Rand returns uniform numbers in [0,1) for jitter (default math/rand).
 	Rand func() float64
 	// MaxRetries bounds retries of one REST request (default 4).
@@ -123,9 +122,9 @@ type Client struct {
 	log  *slog.Logger
 	base *url.URL
 	http *http.Client
-	// out is the gateway's two-lane queue: approvals jump ahead of
+	// out is the two-lane queue: approvals jump ahead of
 	// streamed text on their way to OnEvent, as on the WebSocket.
-	out *gateway.EventQueue
+	out *source.EventQueue
 
 	mu      sync.Mutex
 	key     string
@@ -145,15 +144,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.Real{}
-	}
-	if cfg.Rand == nil {
-		cfg.Rand = rand.Float64
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	source.Defaults(&cfg.Clock, &cfg.Rand, &cfg.Logger)
 	if cfg.MaxRetries <= 0 {
 		cfg.MaxRetries = 4
 	}
@@ -179,7 +170,7 @@ func New(cfg Config) (*Client, error) {
 		clk:  cfg.Clock,
 		log:  cfg.Logger.With("api_server", name),
 		base: base,
-		out:  gateway.NewEventQueue(),
+		out:  source.NewEventQueue(),
 		key:  cfg.Key,
 		runs: map[string]*runState{},
 		wake: make(chan struct{}),
@@ -308,7 +299,7 @@ func (c *Client) Run(ctx context.Context) error {
 			rs.following = false
 		}
 		// Events emitted from now on wait for the next Run.
-		c.out = gateway.NewEventQueue()
+		c.out = source.NewEventQueue()
 		c.mu.Unlock()
 		q.Close()
 		<-delivered

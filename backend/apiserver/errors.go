@@ -1,18 +1,15 @@
 package apiserver
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // Sentinel errors an *APIError matches with errors.Is, by HTTP status.
@@ -146,17 +143,7 @@ func (e *ApprovalNotPendingError) Error() string {
 func (e *ApprovalNotPendingError) Is(target error) bool { return target == ErrApprovalNotPending }
 
 // ChoiceError is returned for an approval choice Hermes does not accept.
-type ChoiceError struct {
-	// Choice is the rejected value.
-	Choice string
-	// Allowed lists the accepted ones.
-	Allowed []string
-}
-
-// Error names the bad choice and the good ones.
-func (e *ChoiceError) Error() string {
-	return fmt.Sprintf("approval choice %q is not one of %s", e.Choice, strings.Join(e.Allowed, ", "))
-}
+type ChoiceError = source.ChoiceError
 
 // ConfigError is a configuration problem found before talking to Hermes.
 type ConfigError struct {
@@ -235,40 +222,9 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
+// peer is how messages name the API server and the advice to reach it.
+var peer = source.Peer{Name: "the API server", Reach: "check the address (default 127.0.0.1:8642) and that the Hermes gateway runs with API_SERVER_ENABLED=true"}
+
 // describeNetErr turns transport errors into advice. It never includes
 // request headers, so the key cannot leak through it.
-func describeNetErr(host string, err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var certErr *tls.CertificateVerificationError
-	var unk x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	switch {
-	case errors.Is(err, context.Canceled):
-		return err
-	case errors.As(err, &certErr), errors.As(err, &unk), errors.As(err, &hostErr):
-		return fmt.Errorf("the TLS certificate of %s is not trusted (%v): add the API server's CA certificate in Herald's settings", host, err)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s did not answer in time: check the address and that the Hermes gateway is running with API_SERVER_ENABLED=true: %w", host, err)
-	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return &dialError{host: host, err: op.Err}
-	}
-	return fmt.Errorf("talking to the API server at %s failed: %w", host, err)
-}
-
-// dialError means the request never reached the server, so any request
-// (even a non-idempotent one) is safe to retry.
-type dialError struct {
-	host string
-	err  error
-}
-
-func (e *dialError) Error() string {
-	return fmt.Sprintf("cannot reach the API server at %s (%v): check the address (default 127.0.0.1:8642) and that the Hermes gateway runs with API_SERVER_ENABLED=true", e.host, e.err)
-}
-
-func (e *dialError) Unwrap() error { return e.err }
+func describeNetErr(host string, err error) error { return peer.DescribeNetErr(host, err) }

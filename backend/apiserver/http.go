@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // retryPolicy says which failures of a request may be retried.
@@ -158,6 +160,6 @@ func isDecodeErr(err error) bool {
 }
 
 func isUnsent(err error) bool {
-	var de *dialError
+	var de *source.DialError
 	return errors.As(err, &de)
 }

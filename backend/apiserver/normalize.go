@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -279,7 +280,7 @@ func (n *Normalizer) typed(ev *wire.Event, name string, obj map[string]json.RawM
 		// Answers go to /v1/runs/{run}/approval: the run is the session.
 		a.SessionID = ev.Session
 		if len(a.Choices) == 0 {
-			a.Choices = append([]string(nil), validChoices...)
+			a.Choices = source.Choices()
 		}
 		ev.RequestID = a.RequestID
 		ev.Data = &a

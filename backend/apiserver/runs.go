@@ -11,20 +11,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
-
-// validChoices are the approval answers Hermes accepts.
-var validChoices = []string{"once", "session", "always", "deny"}
-
-func checkChoice(choice string) error {
-	for _, v := range validChoices {
-		if v == choice {
-			return nil
-		}
-	}
-	return &ChoiceError{Choice: choice, Allowed: validChoices}
-}
 
 // Message is one entry of a run's conversation history.
 type Message struct {
@@ -223,7 +212,7 @@ func (c *Client) StopRun(ctx context.Context, runID string) (RunStatus, error) {
 // never sent twice: only failures where the server certainly did not act
 // are retried. approval.responded on the run's stream confirms the answer.
 func (c *Client) RespondApproval(ctx context.Context, runID, choice, requestID string) error {
-	if err := checkChoice(choice); err != nil {
+	if err := source.CheckChoice(choice); err != nil {
 		return err
 	}
 	body := map[string]any{"choice": choice}

@@ -3,20 +3,25 @@ package apiserver
 import (
 	"sort"
 	"time"
+
+	"github.com/herald-desktop/herald/backend/source"
 )
 
-// State is the client's connection state.
-type State string
+// Kind is the transport's name in settings, flags and Status.Kind.
+const Kind source.Kind = "api"
+
+// State is the client's connection state, in the contract's terms.
+type State = source.State
 
 // States a client moves through.
 const (
-	StateIdle         State = "idle"         // not started
-	StateConnecting   State = "connecting"   // probing /health and /v1/capabilities
-	StateConnected    State = "connected"    // the last request succeeded
-	StateReconnecting State = "reconnecting" // waiting out a backoff or Retry-After delay
-	StateAuthFailed   State = "auth_failed"  // key refused; waits for SetKey or ReconnectNow
-	StateConfigError  State = "config_error" // refused for a reason retrying cannot fix
-	StateStopped      State = "stopped"      // Run returned
+	StateIdle         = source.StateIdle         // not started
+	StateConnecting   = source.StateConnecting   // probing /health and /v1/capabilities
+	StateConnected    = source.StateConnected    // the last request succeeded
+	StateReconnecting = source.StateReconnecting // waiting out a backoff or Retry-After delay
+	StateAuthFailed   = source.StateAuthFailed   // key refused; waits for SetKey or ReconnectNow
+	StateConfigError  = source.StateConfigError  // refused for a reason retrying cannot fix
+	StateStopped      = source.StateStopped      // Run returned
 )
 
 // Run follow modes.
@@ -61,6 +66,17 @@ type Status struct {
 	MissedReason string `json:"missed_reason,omitempty"`
 	// Runs lists the followed runs, sorted by id.
 	Runs []RunInfo `json:"runs,omitempty"`
+}
+
+// Source presents the status in the contract's terms, so every surface
+// shows API servers and gateways side by side.
+func (st Status) Source() source.Status {
+	return source.Status{
+		Gateway: st.Gateway, Kind: string(Kind), State: st.State, Err: st.Err, Attempt: st.Attempt, NextRetry: st.NextRetry,
+		ConnectedAt: st.ConnectedAt, Version: st.Version,
+		MayHaveMissedEvents: st.MayHaveMissedEvents, MissedReason: st.MissedReason,
+		Sessions: len(st.Runs),
+	}
 }
 
 // FeatureStatus is what /v1/capabilities said (all false when unknown).

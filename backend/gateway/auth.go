@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,11 +11,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"net/url"
 	"strings"
 	"sync"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // Subprotocols of the gated-mode WebSocket upgrade.
@@ -343,24 +343,8 @@ func (c *Client) describeDialErr(resp *http.Response, err error, tokenMode bool)
 	return describeNetErr(c.target.base.Host, err)
 }
 
+// peer is how messages name the gateway and the advice to reach it.
+var peer = source.Peer{Name: "the gateway", Reach: "check the address and that Hermes is running"}
+
 // describeNetErr turns transport errors into advice.
-func describeNetErr(host string, err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var certErr *tls.CertificateVerificationError
-	var unk x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	switch {
-	case errors.As(err, &certErr), errors.As(err, &unk), errors.As(err, &hostErr):
-		return fmt.Errorf("the TLS certificate of %s is not trusted (%v): add the gateway's CA certificate in Herald's settings", host, err)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s did not answer within %s: check the address and that Hermes is running", host, DialTimeout)
-	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return fmt.Errorf("cannot reach %s (%v): check the address and that Hermes is running", host, op.Err)
-	}
-	return fmt.Errorf("talking to %s failed: %w", host, err)
-}
+func describeNetErr(host string, err error) error { return peer.DescribeNetErr(host, err) }

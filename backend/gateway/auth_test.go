@@ -105,7 +105,7 @@ func TestCloseCodesStopRetrying(t *testing.T) {
 				t.Fatalf("error %q, want it to say %q", st.Err, tc.say)
 			}
 			for i := 0; i < 20; i++ {
-				h.clk.Advance(Backoff{}.withDefaults().Cap)
+				h.clk.Advance(Backoff{}.WithDefaults().Cap)
 			}
 			if d := srv.Dials(); d != 1 {
 				t.Fatalf("%d dials after close %d, want 1 (no retry storm)", d, tc.code)

@@ -46,7 +46,7 @@ func BenchmarkDecodeDispatch(b *testing.B) {
 					c.mu.Unlock()
 					c.handleFrame(nil, f)
 				}
-				if _, ok := c.out.pop(); !ok {
+				if _, ok := c.out.Pop(); !ok {
 					b.Fatal("nothing delivered")
 				}
 			}

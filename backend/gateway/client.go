@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -96,7 +96,7 @@ type Client struct {
 	log    *slog.Logger
 	target target
 	auth   *authState
-	out    *queue
+	out    *source.EventQueue
 	kick   chan struct{}
 	check  chan struct{}
 	// rearm makes the heartbeat recompute its next wake-up (a listing or
@@ -156,15 +156,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.Real{}
-	}
-	if cfg.Rand == nil {
-		cfg.Rand = rand.Float64
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	source.Defaults(&cfg.Clock, &cfg.Rand, &cfg.Logger)
 	name := cfg.Name
 	if name == "" {
 		name = t.base.String()
@@ -175,7 +167,7 @@ func New(cfg Config) (*Client, error) {
 		clk:      cfg.Clock,
 		log:      cfg.Logger.With("gateway", name),
 		target:   t,
-		out:      newQueue(),
+		out:      source.NewEventQueue(),
 		kick:     make(chan struct{}, 1),
 		check:    make(chan struct{}, 1),
 		rearm:    make(chan struct{}, 1),
@@ -229,7 +221,7 @@ func (c *Client) Run(ctx context.Context) error {
 	go func() {
 		defer close(delivered)
 		for {
-			ev, ok := c.out.pop()
+			ev, ok := c.out.Pop()
 			if !ok {
 				return
 			}
@@ -239,7 +231,7 @@ func (c *Client) Run(ctx context.Context) error {
 		}
 	}()
 	defer func() {
-		c.out.close()
+		c.out.Close()
 		<-delivered
 		c.setStatus(func(s *Status) { s.State = StateStopped; s.NextRetry = time.Time{} })
 	}()
@@ -251,7 +243,7 @@ func (c *Client) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
-		if !connectedAt.IsZero() && c.clk.Now().Sub(connectedAt) >= c.cfg.Backoff.withDefaults().StableAfter {
+		if !connectedAt.IsZero() && c.clk.Now().Sub(connectedAt) >= c.cfg.Backoff.WithDefaults().StableAfter {
 			attempt = 0
 		}
 		if we := (*wokeError)(nil); errors.As(err, &we) {
@@ -608,24 +600,12 @@ func (c *Client) current() *conn {
 	return c.conn
 }
 
-// Choices Herald knows how to send.
-var validChoices = []string{"once", "session", "always", "deny"}
-
-func checkChoice(choice string) error {
-	for _, v := range validChoices {
-		if v == choice {
-			return nil
-		}
-	}
-	return &ChoiceError{Choice: choice, Allowed: validChoices}
-}
-
 // RespondApproval answers the event form of an approval
 // (approval.respond). It returns how many pending approvals the gateway
 // resolved: 0 means nothing was pending any more (answered elsewhere,
 // expired or interrupted).
 func (c *Client) RespondApproval(ctx context.Context, sessionID, choice, requestID string) (int, error) {
-	if err := checkChoice(choice); err != nil {
+	if err := source.CheckChoice(choice); err != nil {
 		return 0, err
 	}
 	params := map[string]any{"session_id": sessionID, "choice": choice}
@@ -645,7 +625,7 @@ func (c *Client) RespondApproval(ctx context.Context, sessionID, choice, request
 // ("srq-..." id) with {choice}. It returns once the response frame is
 // written, which is the only confirmation this form has.
 func (c *Client) RespondServerRequest(ctx context.Context, requestID, choice string) error {
-	if err := checkChoice(choice); err != nil {
+	if err := source.CheckChoice(choice); err != nil {
 		return err
 	}
 	cn := c.current()

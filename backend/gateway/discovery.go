@@ -458,7 +458,7 @@ func (c *Client) checkQuiet(now time.Time) {
 		s.quietSince = time.Time{}
 		// Pushed as is: it is Herald's own word, not a sign that the
 		// gateway sends this session's events here.
-		c.out.push(unseenApproval(c.name, s, now))
+		c.out.Push(unseenApproval(c.name, s, now))
 	}
 }
 

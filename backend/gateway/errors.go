@@ -2,7 +2,8 @@ package gateway
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // ErrNotConnected is returned by calls made while the channel is down.
@@ -31,15 +32,8 @@ type ConfigError struct {
 
 func (e *ConfigError) Error() string { return e.Msg }
 
-// ChoiceError is returned for an approval choice the gateway did not offer.
-type ChoiceError struct {
-	Choice  string
-	Allowed []string
-}
-
-func (e *ChoiceError) Error() string {
-	return fmt.Sprintf("choice %q is not one of %v", e.Choice, e.Allowed)
-}
+// ChoiceError is returned for an approval choice Herald does not send.
+type ChoiceError = source.ChoiceError
 
 // isPermanent reports whether err should stop the reconnect loop.
 func isPermanent(err error) bool {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -49,13 +50,11 @@ func TestFloodKeepsMemoryBoundedAndApprovalsFirst(t *testing.T) {
 	id, _, _ := srv.RequestApproval(ref.ID, hermestest.ApprovalSpec{Command: "rm -rf ./after-flood"})
 	// Wait until the reader has queued the approval behind the flood.
 	h.rec.waitFor(t, "approval queued", func([]wire.Event, []Status) bool {
-		h.client.out.mu.Lock()
-		defer h.client.out.mu.Unlock()
-		return len(h.client.out.urgent) == 1
+		return h.client.out.UrgentLen() == 1
 	})
 	queuedIn := time.Since(asked) // reported, not asserted: timing is for benchmarks
-	backlog := h.client.out.len()
-	if backlog > coalesceAfter+2 {
+	backlog := h.client.out.Len()
+	if backlog > source.CoalesceAfter+2 {
 		t.Fatalf("backlog of %d events for a %d-delta flood: memory is not bounded", backlog, flood)
 	}
 	releaseOnce.Do(func() { close(release) })

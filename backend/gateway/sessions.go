@@ -121,7 +121,7 @@ func (c *Client) attached(s *session, running, listsOpen bool) {
 	}
 	p, _ := json.Marshal(ElsewherePayload{Key: s.stored, Reason: map[bool]string{true: "taken back", false: "followed"}[was]})
 	ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: EventFollowed, Payload: p, ReceivedAt: c.clk.Now()}
-	c.out.push(ev)
+	c.out.Push(ev)
 	c.mu.Unlock()
 }
 
@@ -160,13 +160,13 @@ func (c *Client) dispatchLocked(ev wire.Event) {
 		ev.Epoch = c.epoch
 	}
 	if ev.Session == "" {
-		c.out.push(ev)
+		c.out.Push(ev)
 		return
 	}
 	s := c.sessions[ev.Session]
 	if s == nil {
 		if ev.Seq == 0 {
-			c.out.push(ev)
+			c.out.Push(ev)
 			return
 		}
 		if len(c.sessions) >= MaxTrackedSessions {
@@ -177,7 +177,7 @@ func (c *Client) dispatchLocked(ev wire.Event) {
 				c.sessionsCapped = true
 				c.log.Warn("the gateway sends events for more sessions than Herald tracks; further ones are not replayed after a reconnect", "limit", MaxTrackedSessions)
 			}
-			c.out.push(ev)
+			c.out.Push(ev)
 			return
 		}
 		// A sequenced session Herald has not attached to: follow its
@@ -209,7 +209,7 @@ func (c *Client) deliverLocked(s *session, ev wire.Event) {
 		}
 		s.watermark = ev.Seq
 	}
-	c.out.push(ev)
+	c.out.Push(ev)
 }
 
 // emitUnsequenced delivers a server request, cancel or unknown notification.
@@ -395,7 +395,7 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 	defer func() {
 		c.mu.Lock()
 		for _, ev := range pre {
-			c.out.push(ev)
+			c.out.Push(ev)
 		}
 		for _, ev := range replayed {
 			if ev.Kind == wire.RequestCancel {
@@ -542,7 +542,7 @@ func (c *Client) withdrawOpenLocked() {
 		}
 		ev.Payload, _ = json.Marshal(wire.CancelPayload{ID: id, Reason: wire.CancelGatewayRestarted})
 		ev.DecodeData()
-		c.out.push(ev)
+		c.out.Push(ev)
 	}
 	clear(c.openSRQ)
 	clear(c.srqParams)

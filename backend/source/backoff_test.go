@@ -1,4 +1,4 @@
-package gateway
+package source
 
 import (
 	"fmt"
@@ -34,8 +34,8 @@ func TestBackoffDefaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := tt.in.withDefaults(); got != tt.want {
-				t.Errorf("withDefaults() = %+v, want %+v", got, tt.want)
+			if got := tt.in.WithDefaults(); got != tt.want {
+				t.Errorf("WithDefaults() = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
@@ -107,7 +107,7 @@ func TestBackoffNeverExceedsCap(t *testing.T) {
 	for _, b := range configs {
 		t.Run(fmt.Sprintf("%v-%v", b.Base, b.Cap), func(t *testing.T) {
 			t.Parallel()
-			limit := b.withDefaults().Cap
+			limit := b.WithDefaults().Cap
 			for _, r := range []float64{0, 0.25, 0.5, 0.999999, backoffTopR} {
 				prev := time.Duration(0)
 				for attempt := 0; attempt <= 1000; attempt++ {

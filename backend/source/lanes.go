@@ -1,13 +1,15 @@
-package gateway
+package source
 
 import "github.com/herald-desktop/herald/backend/wire"
 
-// EventQueue is the two-lane queue a Client puts between its reader and
-// its consumer, for other transports (the API-server client) that must
-// deliver the same way: approvals and their cancellations jump ahead of
+// EventQueue is the two-lane queue every transport puts between its
+// reader and its consumer, so they all deliver the same way: approvals and their cancellations jump ahead of
 // streamed text, everything else keeps its order, and a flood of deltas
 // is merged without losing text. It is safe for concurrent use.
 type EventQueue struct{ q *queue }
+
+// CoalesceAfter is the backlog beyond which queued deltas are merged.
+const CoalesceAfter = coalesceAfter
 
 // NewEventQueue returns an empty, open queue.
 func NewEventQueue() *EventQueue { return &EventQueue{q: newQueue()} }
@@ -24,3 +26,10 @@ func (e *EventQueue) Len() int { return e.q.len() }
 
 // Close lets Pop drain what is queued, then report false.
 func (e *EventQueue) Close() { e.q.close() }
+
+// UrgentLen is the number of queued approvals, prompts and cancellations.
+func (e *EventQueue) UrgentLen() int {
+	e.q.mu.Lock()
+	defer e.q.mu.Unlock()
+	return len(e.q.urgent)
+}

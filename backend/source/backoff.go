@@ -1,4 +1,4 @@
-package gateway
+package source
 
 import "time"
 
@@ -14,7 +14,8 @@ type Backoff struct {
 	StableAfter time.Duration
 }
 
-func (b Backoff) withDefaults() Backoff {
+// WithDefaults fills the zero fields with their defaults.
+func (b Backoff) WithDefaults() Backoff {
 	if b.Base <= 0 {
 		b.Base = 500 * time.Millisecond
 	}
@@ -30,7 +31,7 @@ func (b Backoff) withDefaults() Backoff {
 // Delay returns the delay before retry number attempt (0-based), given a
 // uniform random number r in [0,1).
 func (b Backoff) Delay(attempt int, r float64) time.Duration {
-	b = b.withDefaults()
+	b = b.WithDefaults()
 	ceil := b.Base
 	for i := 0; i < attempt && ceil < b.Cap; i++ {
 		if ceil > b.Cap/2 {

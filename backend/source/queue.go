@@ -1,4 +1,4 @@
-package gateway
+package source
 
 import (
 	"encoding/json"

@@ -1,0 +1,60 @@
+package source
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+)
+
+// Peer says, for people, what a transport talks to and how to reach it.
+type Peer struct {
+	// Name is what the server is called in messages ("the gateway").
+	Name string
+	// Reach is the advice when it cannot be reached ("check the address
+	// and that Hermes is running").
+	Reach string
+}
+
+// DescribeNetErr turns a transport error on the way to host into advice.
+// It never includes request headers or URLs, so no credential can leak
+// through it. A dial failure is a *DialError (the request never left, so
+// any request is safe to retry); a cancelled context is returned as is.
+func (p Peer) DescribeNetErr(host string, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var certErr *tls.CertificateVerificationError
+	var unk x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return err
+	case errors.As(err, &certErr), errors.As(err, &unk), errors.As(err, &hostErr):
+		return fmt.Errorf("the TLS certificate of %s is not trusted (%v): add %s's CA certificate in Herald's settings", host, err, p.Name)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s did not answer in time: %s: %w", host, p.Reach, err)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return &DialError{Peer: p, Host: host, Err: op.Err}
+	}
+	return fmt.Errorf("talking to %s at %s failed: %w", p.Name, host, err)
+}
+
+// DialError means a request never reached the server.
+type DialError struct {
+	Peer Peer
+	Host string
+	Err  error
+}
+
+func (e *DialError) Error() string {
+	return fmt.Sprintf("cannot reach %s at %s (%v): %s", e.Peer.Name, e.Host, e.Err, e.Peer.Reach)
+}
+
+func (e *DialError) Unwrap() error { return e.Err }

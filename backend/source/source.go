@@ -1,0 +1,70 @@
+// Package source is the transport-neutral contract between Herald's
+// transports and everything above them.
+//
+// A transport (the dashboard gateway's WebSocket in backend/gateway, the
+// API server's HTTP and SSE in backend/apiserver) is one package that
+// implements Source and registers a Driver (see Register). It reports
+// what it sees as wire.Events in order and its channel as a Status, in the
+// same terms as every other transport; it retries with Backoff, delivers
+// through an EventQueue (approvals ahead of streamed text), sends only
+// the Choices and describes network failures with Peer.DescribeNetErr.
+//
+// Who may import whom: source imports only backend/wire and
+// backend/clock. Transports import source; nothing in source imports a
+// transport. Above backend/, only service opens sources (through the
+// registry) and nothing names a transport package.
+//
+// A new transport goes in a package of its own under backend/, with a
+// fake beside it, and one Register call in its init function.
+package source
+
+import (
+	"context"
+	"fmt"
+)
+
+// Kind names a transport ("ws", "api"), as settings and flags spell it.
+type Kind string
+
+func (k Kind) String() string { return string(k) }
+
+// Source is one way Herald follows Hermes. Every surface reaches every
+// transport through it (via the service): the same status, answers and
+// follow/reconnect controls.
+type Source interface {
+	// Name identifies the source in events, status and settings.
+	Name() string
+	// Kind is its transport.
+	Kind() Kind
+	// Run follows the server until ctx ends, delivering events and
+	// status changes to the callbacks given when it was opened.
+	Run(ctx context.Context) error
+	// Status is its connection status.
+	Status() Status
+	// ReconnectNow cuts backoff waits short and retries a refused
+	// sign-in at once.
+	ReconnectNow()
+	// Follow follows a session or run by id (resumed once connected if
+	// the transport needs a connection to follow).
+	Follow(ctx context.Context, id string) error
+	// Unfollow stops following it; the session or run itself goes on.
+	Unfollow(id string)
+	// RespondApproval answers the approval of a session (or run); it
+	// returns how many pending approvals the server resolved (0: nothing
+	// was pending any more).
+	RespondApproval(ctx context.Context, session, choice, requestID string) (int, error)
+	// RespondServerRequest answers a server request by its id.
+	RespondServerRequest(ctx context.Context, requestID, choice string) error
+}
+
+// RunStarter is a Source that can start runs.
+type RunStarter interface {
+	// StartRun starts a run with input, follows it and returns its id.
+	StartRun(ctx context.Context, input string) (string, error)
+}
+
+// ErrNoServerRequests is what RespondServerRequest returns on a transport
+// whose server never sends requests.
+func ErrNoServerRequests(k Kind) error {
+	return fmt.Errorf("the %s transport has no server requests", k)
+}
