@@ -17,17 +17,20 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/herald-desktop/herald/backend/source"
 )
 
-// Choices a gateway may offer, in the order Hermes lists them.
+// Choices a gateway may offer, in the order Hermes lists them (the one
+// list is backend/source's).
 const (
-	ChoiceOnce    = "once"
-	ChoiceSession = "session"
-	ChoiceAlways  = "always"
-	ChoiceDeny    = "deny"
+	ChoiceOnce    = source.ChoiceOnce
+	ChoiceSession = source.ChoiceSession
+	ChoiceAlways  = source.ChoiceAlways
+	ChoiceDeny    = source.ChoiceDeny
 )
 
-var knownChoices = []string{ChoiceOnce, ChoiceSession, ChoiceAlways, ChoiceDeny}
+var knownChoices = source.Choices()
 
 // Dialect is how a gateway asked, which decides how the answer is sent.
 type Dialect string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/approval/surface"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -166,9 +167,7 @@ func cmdApprove(e *env, args []string) error {
 		return usageError{"usage: herald approve ID CHOICE (CHOICE: once, session, always, deny)"}
 	}
 	id, choice := fs.Arg(0), strings.ToLower(fs.Arg(1))
-	switch choice {
-	case "once", "session", "always", "deny":
-	default:
+	if !source.IsChoice(choice) {
 		return usageError{fmt.Sprintf("%q is not a choice: use once, session, always or deny", fs.Arg(1))}
 	}
 	if choice == "always" && !*yes {

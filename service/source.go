@@ -10,21 +10,21 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/source"
 )
 
-// Kind is the transport of a Source.
-type Kind string
+// Kind is the transport of a Source (see backend/source).
+type Kind = source.Kind
 
 // Source kinds.
 const (
 	// KindGateway is the dashboard gateway's WebSocket (/api/ws JSON-RPC).
-	KindGateway Kind = "ws"
+	KindGateway = gateway.Kind
 	// KindAPIServer is Hermes' API server (/v1 HTTP and SSE).
-	KindAPIServer Kind = "api"
+	KindAPIServer = apiserver.Kind
 )
 
 // ParseKind reads a kind as settings and flags spell it ("" is ws).
@@ -38,36 +38,13 @@ func ParseKind(s string) (Kind, error) {
 	return "", fmt.Errorf("%q is not a kind of gateway: use ws (the dashboard gateway) or api (the API server)", s)
 }
 
-// Source is one way Herald follows Hermes: the dashboard gateway's
-// WebSocket or the API server. Every surface reaches both through it (via
-// the Service): the same status, backoff (gateway.Backoff), answers and
-// follow/reconnect controls, and the same two-lane delivery in which
-// approvals jump ahead of streamed text.
-type Source interface {
-	// Name identifies the source in events, status and settings.
-	Name() string
-	// Kind is its transport.
-	Kind() Kind
-	// Status is its connection status, in the gateway's terms for both
-	// kinds.
-	Status() gateway.Status
-	// ReconnectNow cuts backoff waits short and retries a refused
-	// sign-in at once.
-	ReconnectNow()
-	// Follow follows a session (ws: a stored session id, resumed once the
-	// gateway is connected) or a run (api: a run id).
-	Follow(ctx context.Context, id string) error
-	// Unfollow stops following it; the session or run itself goes on.
-	Unfollow(id string)
-	// Answerer sends approval answers (the inbox calls it).
-	approval.Answerer
-}
+// Source is one way Herald follows Hermes (the contract of
+// backend/source). Every surface reaches every transport through it, via
+// the Service.
+type Source = source.Source
 
 // RunStarter is a Source that can start runs (the API server).
-type RunStarter interface {
-	// StartRun starts a run with input, follows it and returns its id.
-	StartRun(ctx context.Context, input string) (string, error)
-}
+type RunStarter = source.RunStarter
 
 // SourceConfig describes a source to add. Secrets are passed in, never
 // stored by the service.
@@ -302,6 +279,9 @@ func (w *wsSource) Status() gateway.Status {
 }
 func (w *wsSource) ReconnectNow() { w.c.ReconnectNow() }
 
+// Run is the gateway client's; the pool runs it.
+func (w *wsSource) Run(ctx context.Context) error { return w.c.Run(ctx) }
+
 func (w *wsSource) RespondApproval(ctx context.Context, sessionID, choice, requestID string) (int, error) {
 	return w.c.RespondApproval(ctx, sessionID, choice, requestID)
 }
@@ -371,11 +351,12 @@ func (w *wsSource) attachPending() {
 // and "nothing pending" (409) is a resolved count of 0.
 type apiSource struct{ c *apiserver.Client }
 
-func (a *apiSource) Name() string           { return a.c.Name() }
-func (a *apiSource) Kind() Kind             { return KindAPIServer }
-func (a *apiSource) Status() gateway.Status { return GatewayStatus(a.c.Status()) }
-func (a *apiSource) ReconnectNow()          { a.c.ReconnectNow() }
-func (a *apiSource) Unfollow(id string)     { a.c.Forget(id) }
+func (a *apiSource) Name() string                  { return a.c.Name() }
+func (a *apiSource) Kind() Kind                    { return KindAPIServer }
+func (a *apiSource) Status() gateway.Status        { return a.c.Status().Source() }
+func (a *apiSource) ReconnectNow()                 { a.c.ReconnectNow() }
+func (a *apiSource) Unfollow(id string)            { a.c.Forget(id) }
+func (a *apiSource) Run(ctx context.Context) error { return a.c.Run(ctx) }
 
 func (a *apiSource) Follow(_ context.Context, id string) error {
 	id = strings.TrimSpace(id)
@@ -423,7 +404,7 @@ func (s *Service) addAPI(cfg SourceConfig) (Source, error) {
 		Name: cfg.Name, URL: cfg.URL, Key: cfg.Key, RootCAs: cfg.RootCAs,
 		Clock: clk, Logger: logger, OnEvent: s.onEvent,
 		OnStatus: func(st apiserver.Status) {
-			gs := GatewayStatus(st)
+			gs := st.Source()
 			if user != nil {
 				user(gs)
 			}
@@ -442,7 +423,7 @@ func (s *Service) addAPI(cfg SourceConfig) (Source, error) {
 	}
 	go func() {
 		defer close(done)
-		c.Run(ctx)
+		src.Run(ctx)
 	}()
 	// Approvals restored from the history (Herald restarted while they
 	// waited) belong to runs nobody follows now: follow them, so their
@@ -454,15 +435,4 @@ func (s *Service) addAPI(cfg SourceConfig) (Source, error) {
 	}
 	s.changed()
 	return src, nil
-}
-
-// GatewayStatus presents an API server's status like a gateway's, so
-// every surface shows both side by side.
-func GatewayStatus(st apiserver.Status) gateway.Status {
-	return gateway.Status{
-		Gateway: st.Gateway, Kind: string(KindAPIServer), State: gateway.State(st.State), Err: st.Err, Attempt: st.Attempt, NextRetry: st.NextRetry,
-		ConnectedAt: st.ConnectedAt, Version: st.Version,
-		MayHaveMissedEvents: st.MayHaveMissedEvents, MissedReason: st.MissedReason,
-		Sessions: len(st.Runs),
-	}
 }
