@@ -25,7 +25,7 @@ DEB      := $(DIST)/herald_$(VERSION)_$(DEB_ARCH).deb
 TARBALL  := $(DIST)/herald-$(VERSION)-linux-$(DEB_ARCH).tar.gz
 
 .PHONY: deps run build frontend test vet unit ui-test fuzz desktop e2e bench \
-        install uninstall dist deb tarball package-check cross icons bindings
+        install uninstall dist deb tarball package-check cross icons bindings plugin-test
 
 deps:
 	./scripts/deps.sh
@@ -61,6 +61,11 @@ cross:
 
 unit:
 	go test -race -count=1 -timeout 8m ./...
+
+# The Hermes plugin (hermes-plugin/): Python unit tests against Hermes' real transport host code
+# and the real 0.19.0 dashboard, with Debian's python3 (skipped without ../shared, except in CI).
+plugin-test:
+	./hermes-plugin/run-tests
 
 ui-test: frontend
 	cd frontend && npm test && npm run check
@@ -138,7 +143,7 @@ e2e: desktop $(if $(filter 0,$(shell id -u)),deb)
 	$(E2E_ENV) ./e2e/run.sh || { echo "e2e: retrying once"; $(E2E_ENV) ./e2e/run.sh; }
 
 # The whole test suite: what CI runs.
-test: deps vet cross unit ui-test fuzz desktop package-check e2e
+test: deps vet cross unit plugin-test ui-test fuzz desktop package-check e2e
 
 # Every fuzz target for FUZZTIME each (CI: briefly).
 fuzz:
