@@ -30,6 +30,9 @@ const (
 	// MaxPatternKeys bounds the pattern keys kept per request, each cut to
 	// MaxIDBytes.
 	MaxPatternKeys = 16
+	// refusedCommandBytes is how much of a refused command the refusal
+	// (and its audit entry) keeps.
+	refusedCommandBytes = 1 << 10
 )
 
 // ChangeRefused is an arrival the inbox did not take in because its
@@ -161,6 +164,15 @@ func (in *Inbox) refuseLocked(r Request, now time.Time) {
 		// The gateway answers this form in arrival order: once it holds a
 		// request Herald never showed, a later answer could reach it.
 		in.poisoned[eventNS(r)] = true
+	}
+	// The audit log keeps the beginning of a refused command: it was
+	// neither shown nor answered, and masking 20 KB of it for the log
+	// would make a flood cost milliseconds per request.
+	if cmd, cut := Truncate(r.Command, refusedCommandBytes); cut {
+		if !r.Truncated {
+			r.CommandBytes = len(r.Command)
+		}
+		r.Command, r.Truncated = cmd, true
 	}
 	r.State = StateFailed
 	r.Outcome = Outcome{At: now, Error: fmt.Sprintf("refused: gateway %s already has %d approvals open (Herald's limit); not shown or answered, so the gateway times it out and does not run it", r.Gateway, in.maxPending)}

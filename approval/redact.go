@@ -12,41 +12,45 @@ import (
 const Mask = "••••"
 
 // maskRule masks the submatch named "s" of every match of re, when secret
-// (given the submatches named "n" and "s") agrees or is nil.
+// (given the submatches named "n" and "s") agrees or is nil. need lists
+// lower-case literals of which every match holds at least one: a command
+// holding none skips the rule (Go's regexp engine takes ~1 ms per rule on
+// 20 KB, so a flood of large commands cost ~25 ms each to log).
 type maskRule struct {
 	re     *regexp.Regexp
 	secret func(name, value string) bool
+	need   []string
 }
 
 var maskRules = []maskRule{
 	// https://user:password@host
-	{re: regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@'"]*:(?P<s>[^\s/@'"]+)@`)},
+	{re: regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@'"]*:(?P<s>[^\s/@'"]+)@`), need: []string{"://"}},
 	// Authorization: Bearer xyz, X-Api-Key: xyz (curl -H, git -c http.extraheader, ...)
-	{re: regexp.MustCompile(`(?i)\b(?:(?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token|private-token)\s*:\s*(?:(?:bearer|basic|token|digest)\s+)?(?P<s>[^\s'"]+)`)},
+	{re: regexp.MustCompile(`(?i)\b(?:(?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token|private-token)\s*:\s*(?:(?:bearer|basic|token|digest)\s+)?(?P<s>[^\s'"]+)`), need: []string{"authorization", "api-key", "token"}},
 	// Bearer xyz anywhere else
-	{re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=\-]{8,})`)},
+	{re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=\-]{8,})`), need: []string{"bearer"}},
 	// curl -u user:password
-	{re: regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:\s+|=)[^\s:'"/]+:(?P<s>[^\s'"/][^\s'"]*)`)},
+	{re: regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:\s+|=)[^\s:'"/]+:(?P<s>[^\s'"/][^\s'"]*)`), need: []string{"-u"}},
 	// --password X, --token=X, ...
-	{re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token|client-secret)(?:\s+|=)(?P<s>"[^"]*"|'[^']*'|[^\s'"$\-][^\s'"]*)`)},
+	{re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token|client-secret)(?:\s+|=)(?P<s>"[^"]*"|'[^']*'|[^\s'"$\-][^\s'"]*)`), need: []string{"-pass", "-token", "-secret", "-api", "-auth", "-access", "-client"}},
 	// -p followed by something random-looking (mysql -pXXXX); not ports or paths
-	{re: regexp.MustCompile(`(?:^|\s)-p(?:\s+|=)?(?P<s>[A-Za-z0-9+/=_\-]{16,})`), secret: func(_, v string) bool { return looksRandom(v) }},
+	{re: regexp.MustCompile(`(?:^|\s)-p(?:\s+|=)?(?P<s>[A-Za-z0-9+/=_\-]{16,})`), secret: func(_, v string) bool { return looksRandom(v) }, need: []string{"-p"}},
 	// NAME=value where NAME looks secret (env assignments, query parameters)
-	{re: regexp.MustCompile(`(?:^|[^A-Za-z0-9_])(?P<n>[A-Za-z_][A-Za-z0-9_]*)=(?P<s>"[^"]*"|'[^']*'|[^\s;&|'"$](?:[^\s;&|'"]*[^\s;&|'":,.])?)`), secret: secretAssignment},
+	{re: regexp.MustCompile(`(?:^|[^A-Za-z0-9_])(?P<n>[A-Za-z_][A-Za-z0-9_]*)=(?P<s>"[^"]*"|'[^']*'|[^\s;&|'"$](?:[^\s;&|'"]*[^\s;&|'":,.])?)`), secret: secretAssignment, need: []string{"="}},
 	// well-known token shapes; the prefix stays visible
-	{re: regexp.MustCompile(`\b(?:gh[pousr]_|github_pat_|glpat-|xox[abpr]-)(?P<s>[A-Za-z0-9_\-]{10,})`)},
-	{re: regexp.MustCompile(`\bsk-(?:proj-|ant-)?(?P<s>[A-Za-z0-9_\-]{20,})`), secret: func(_, v string) bool { return hasDigit(v) }},
-	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)(?P<s>[0-9A-Z]{16})\b`)},
+	{re: regexp.MustCompile(`\b(?:gh[pousr]_|github_pat_|glpat-|xox[abpr]-)(?P<s>[A-Za-z0-9_\-]{10,})`), need: []string{"gh", "github_pat_", "glpat-", "xox"}},
+	{re: regexp.MustCompile(`\bsk-(?:proj-|ant-)?(?P<s>[A-Za-z0-9_\-]{20,})`), secret: func(_, v string) bool { return hasDigit(v) }, need: []string{"sk-"}},
+	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)(?P<s>[0-9A-Z]{16})\b`), need: []string{"akia", "asia"}},
 	// aws_secret_access_key X, "SecretAccessKey": "X" (40 characters)
-	{re: regexp.MustCompile(`(?i)secret_?access_?key["']?\s*[:=]?\s*["']?(?P<s>[A-Za-z0-9/+]{40})\b`)},
+	{re: regexp.MustCompile(`(?i)secret_?access_?key["']?\s*[:=]?\s*["']?(?P<s>[A-Za-z0-9/+]{40})\b`), need: []string{"secret"}},
 	// mysql -pPASS: for the mysql family an attached -p is always the password
-	{re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump|mariadb-admin)\b[^|;&<>\n]*?\s-p(?P<s>[^\s'"]+)`)},
+	{re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump|mariadb-admin)\b[^|;&<>\n]*?\s-p(?P<s>[^\s'"]+)`), need: []string{"mysql", "mariadb"}},
 	// sshpass -p PASS
-	{re: regexp.MustCompile(`\bsshpass\s+(?:-[a-zA-Z]\s+\S+\s+)*-p\s*(?P<s>"[^"]*"|'[^']*'|[^\s'"]+)`)},
+	{re: regexp.MustCompile(`\bsshpass\s+(?:-[a-zA-Z]\s+\S+\s+)*-p\s*(?P<s>"[^"]*"|'[^']*'|[^\s'"]+)`), need: []string{"sshpass"}},
 	// docker login -p PASS (and podman, buildah, skopeo, helm registry, nerdctl, oras)
-	{re: regexp.MustCompile(`\b(?:docker|podman|buildah|skopeo|nerdctl|oras|helm\s+registry)\s+login\b[^|;&<>\n]*?\s-p(?:\s+|=)?(?P<s>"[^"]*"|'[^']*'|[^\s'"]+)`)},
+	{re: regexp.MustCompile(`\b(?:docker|podman|buildah|skopeo|nerdctl|oras|helm\s+registry)\s+login\b[^|;&<>\n]*?\s-p(?:\s+|=)?(?P<s>"[^"]*"|'[^']*'|[^\s'"]+)`), need: []string{"login"}},
 	// redis-cli -a PASS
-	{re: regexp.MustCompile(`\bredis-cli\b[^|;&<>\n]*?\s-a\s+(?P<s>"[^"]*"|'[^']*'|[^\s'"]+)`)},
+	{re: regexp.MustCompile(`\bredis-cli\b[^|;&<>\n]*?\s-a\s+(?P<s>"[^"]*"|'[^']*'|[^\s'"]+)`), need: []string{"redis-cli"}},
 }
 
 // Redact masks obvious secrets in a command for display-only contexts
@@ -64,10 +68,27 @@ var maskRules = []maskRule{
 // its code. Where the user decides (approval sheet, terminal), surfaces show
 // the command unmasked anyway.
 func Redact(cmd string) string {
+	// (?i) also folds ſ (U+017F) to s; ToLower already maps K (U+212A).
+	lower := strings.ReplaceAll(strings.ToLower(cmd), "ſ", "s")
 	for _, r := range maskRules {
-		cmd = r.apply(cmd)
+		if r.applies(lower) {
+			cmd = r.apply(cmd)
+		}
+	}
+	if !strings.Contains(lower, "cookie") && !strings.Contains(lower, "curl") {
+		return cmd
 	}
 	return redactCookies(cmd)
+}
+
+// applies reports whether the rule can match the lower-cased text.
+func (r maskRule) applies(lower string) bool {
+	for _, w := range r.need {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return len(r.need) == 0
 }
 
 // hidesCode reports whether masking value could hide something a shell

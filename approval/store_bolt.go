@@ -36,9 +36,25 @@ type StoreOptions struct {
 	// MaxBytes keeps at most this many bytes of entries (default
 	// DefaultMaxBytes).
 	MaxBytes int64
-	// Clock tells the age of entries (default clock.Real).
+	// Clock tells the age of entries and times batches (default
+	// clock.Real).
 	Clock clock.Clock
+	// BatchDelay is how long a record that holds no decision (an
+	// arrival, refusal, expiry or withdrawal) may wait to be written
+	// with others in one transaction, one fsync (default
+	// DefaultBatchDelay). Decisions are written at once, together with
+	// whatever waits before them.
+	BatchDelay time.Duration
 }
+
+// DefaultBatchDelay is StoreOptions.BatchDelay's default. A batch is also
+// written once it holds maxBatch entries or maxBatchBytes.
+const DefaultBatchDelay = 200 * time.Millisecond
+
+const (
+	maxBatch      = 512
+	maxBatchBytes = 4 << 20
+)
 
 // BoltStore is the audit log in a bbolt file. Entries are kept in arrival
 // order. Over MaxEntries or MaxBytes it drops the oldest entries that
@@ -46,12 +62,35 @@ type StoreOptions struct {
 // (an answer sent or confirmed, a dismissal), so a flood of junk requests
 // cannot wipe out the record of what the user approved or denied. Past
 // MaxAge everything goes.
+//
+// Each transaction costs an fsync, so records that hold no decision wait
+// up to BatchDelay to be written together (a flood of refused requests
+// would otherwise be logged at a few dozen a second); a decision is
+// written and synced before Record returns, after everything recorded
+// before it. List, Prune and Close write what waits first.
 type BoltStore struct {
 	db  *bolt.DB
 	opt StoreOptions
 
 	mu    sync.Mutex
 	sizes [2]tally // by tier: junk, decisions
+	// batch holds sanitized entries not yet written (batchBytes their
+	// commands' and texts' size); batchErr is why the last write from
+	// the timer failed, returned by the next Record.
+	batch      []Entry
+	batchBytes int
+	batchErr   error
+	// batchAt is the clock when the latest waiting entry was recorded:
+	// the age cut is taken from then, as if written at once.
+	batchAt time.Time
+	closed  bool
+	// txs counts write transactions (tests); onWrite, when set (tests),
+	// is called after each, under mu.
+	txs     int
+	onWrite func()
+	kick    chan struct{}
+	done    chan struct{}
+	stopped chan struct{}
 }
 
 type tally struct {
@@ -111,7 +150,10 @@ func OpenStore(path string, opt StoreOptions) (*BoltStore, error) {
 		db.Close()
 		return nil, fmt.Errorf("cannot make the approval history %s private to you (chmod 600 it, or move it aside): %w", path, err)
 	}
-	s := &BoltStore{db: db, opt: opt}
+	if opt.BatchDelay <= 0 {
+		opt.BatchDelay = DefaultBatchDelay
+	}
+	s := &BoltStore{db: db, opt: opt, kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
 	err = db.Update(func(tx *bolt.Tx) error {
 		if err := splitTiers(tx); err != nil {
 			return err
@@ -133,42 +175,126 @@ func OpenStore(path string, opt StoreOptions) (*BoltStore, error) {
 		db.Close()
 		return nil, fmt.Errorf("cannot prepare the approval history %s: %w", path, err)
 	}
+	go s.batcher()
 	return s, nil
 }
 
-// Record appends e and prunes by age, count and size.
+// Record appends e and prunes by age, count and size. An entry that
+// records a decision is on disk when Record returns; any other may wait
+// up to BatchDelay (see BoltStore).
 func (s *BoltStore) Record(e Entry) error {
 	e = e.sanitized()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sizes := s.sizes
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		seq, err := tx.Bucket(entriesBucket).NextSequence()
-		if err != nil {
-			return err
+	if s.closed {
+		return errors.New("the approval history is closed")
+	}
+	err := s.batchErr
+	s.batchErr = nil
+	s.batchAt = s.opt.Clock.Now()
+	if tierOf(e) == tierDecision {
+		s.batch = append(s.batch, e)
+		if werr := s.writeLocked(); werr != nil {
+			return werr
 		}
-		e.Seq = seq
-		v, err := json.Marshal(e)
-		if err != nil {
-			return err
+		return err
+	}
+	s.batch = append(s.batch, e)
+	s.batchBytes += len(e.Command) + len(e.MaskedCommand) + len(e.Description) + len(e.Detail) + len(e.Error) + len(e.Question) + 256
+	switch {
+	case len(s.batch) >= maxBatch || s.batchBytes >= maxBatchBytes:
+		if werr := s.writeLocked(); werr != nil {
+			return werr
 		}
-		tier := tierOf(e)
-		k := seqKey(seq)
-		if err := tx.Bucket(tierBuckets[tier]).Put(k, v); err != nil {
-			return err
+	case len(s.batch) == 1:
+		select {
+		case s.kick <- struct{}{}: // the batcher times this batch
+		default:
 		}
-		sizes[tier].count++
-		sizes[tier].bytes += int64(len(k) + len(v))
-		return s.trim(tx, s.opt.Clock.Now().Add(-s.opt.MaxAge), &sizes)
-	})
-	if err == nil {
-		s.sizes = sizes
 	}
 	return err
 }
 
-// List returns the matching entries, oldest first.
+// batcher writes a batch BatchDelay after its first entry.
+func (s *BoltStore) batcher() {
+	defer close(s.stopped)
+	t := s.opt.Clock.NewTimer(time.Hour)
+	t.Stop()
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.kick:
+			t.Reset(s.opt.BatchDelay)
+		case <-t.C():
+			s.mu.Lock()
+			if err := s.writeLocked(); err != nil {
+				s.batchErr = err
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// writeLocked writes the waiting entries in one transaction, in order,
+// and prunes. On failure they are dropped (the error says so): keeping
+// them would grow memory while the disk refuses writes.
+func (s *BoltStore) writeLocked() error {
+	if len(s.batch) == 0 || s.closed {
+		return nil
+	}
+	batch, now := s.batch, s.batchAt
+	s.batch, s.batchBytes = nil, 0
+	sizes := s.sizes
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		for _, e := range batch {
+			seq, err := tx.Bucket(entriesBucket).NextSequence()
+			if err != nil {
+				return err
+			}
+			e.Seq = seq
+			v, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			tier := tierOf(e)
+			k := seqKey(seq)
+			if err := tx.Bucket(tierBuckets[tier]).Put(k, v); err != nil {
+				return err
+			}
+			sizes[tier].count++
+			sizes[tier].bytes += int64(len(k) + len(v))
+		}
+		return s.trim(tx, now.Add(-s.opt.MaxAge), &sizes)
+	})
+	if err != nil {
+		if len(batch) > 1 {
+			return fmt.Errorf("%d entries were not written: %w", len(batch), err)
+		}
+		return err
+	}
+	s.sizes = sizes
+	s.txs++
+	if s.onWrite != nil {
+		s.onWrite()
+	}
+	return nil
+}
+
+// Flush writes the entries that wait for their batch.
+func (s *BoltStore) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeLocked()
+}
+
+// List returns the matching entries, oldest first, including those that
+// wait for their batch.
 func (s *BoltStore) List(f Filter) ([]Entry, error) {
+	if err := s.Flush(); err != nil {
+		return nil, err
+	}
 	var out []Entry
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var cur [2]*bolt.Cursor
@@ -205,6 +331,9 @@ func (s *BoltStore) List(f Filter) ([]Entry, error) {
 func (s *BoltStore) Prune(before time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.writeLocked(); err != nil {
+		return err
+	}
 	sizes := s.sizes
 	err := s.db.Update(func(tx *bolt.Tx) error { return s.trim(tx, before, &sizes) })
 	if err == nil {
@@ -252,8 +381,23 @@ func (s *BoltStore) trim(tx *bolt.Tx, cutoff time.Time, sizes *[2]tally) error {
 	return nil
 }
 
-// Close closes the file.
-func (s *BoltStore) Close() error { return s.db.Close() }
+// Close writes what waits for its batch and closes the file.
+func (s *BoltStore) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	werr := s.writeLocked()
+	s.closed = true
+	close(s.done)
+	s.mu.Unlock()
+	<-s.stopped
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	return werr
+}
 
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
 

@@ -1,0 +1,176 @@
+package approval
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/clock"
+	bolt "go.etcd.io/bbolt"
+)
+
+// onDisk lists the keys of the entries written to the file, bypassing
+// List (which writes the waiting batch first).
+func onDisk(t *testing.T, s *BoltStore) []string {
+	t.Helper()
+	var keys []string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		for _, name := range tierBuckets {
+			if err := tx.Bucket(name).ForEach(func(_, v []byte) error {
+				keys = append(keys, string(v))
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+func (s *BoltStore) writes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.txs
+}
+
+// TestBoltStoreBatchesRefusals: a flood of records that hold no decision
+// is written in a few transactions (one fsync each), in order, none lost;
+// a decision is on disk when Record returns, after what came before it.
+func TestBoltStoreBatchesRefusals(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	s := openBolt(t, filepath.Join(t.TempDir(), "a.db"), StoreOptions{Clock: clk})
+	defer s.Close()
+	const flood = 2000
+	cmd := strings.Repeat("x", 100)
+	for i := range flood {
+		kind := ChangeRefused
+		if i%3 == 0 {
+			kind = ChangeArrived
+		}
+		if err := s.Record(Entry{At: clk.Now(), Kind: kind, Key: fmt.Sprint("junk", i), State: StateFailed, Command: cmd}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, max := s.writes(), flood/maxBatch; n > max {
+		t.Fatalf("%d transactions for %d refusals, want at most %d", n, flood, max)
+	}
+	// A decision goes to disk at once, behind every waiting refusal.
+	if err := s.Record(Entry{At: clk.Now(), Kind: ChangeUpdated, Key: "real", State: StateResolved, Choice: ChoiceDeny, Surface: "cli", Command: "rm -rf ./real"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(onDisk(t, s)); n != flood+1 {
+		t.Fatalf("%d entries on disk after a decision, want %d: the decision was not written at once", n, flood+1)
+	}
+	es, err := s.List(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range es[:flood] {
+		if e.Key != fmt.Sprint("junk", i) || (i > 0 && e.Seq <= es[i-1].Seq) {
+			t.Fatalf("entry %d is %s seq %d: out of order", i, e.Key, e.Seq)
+		}
+	}
+	if es[flood].Key != "real" {
+		t.Fatalf("last entry %s, want the decision", es[flood].Key)
+	}
+	t.Logf("%d records in %d transactions", flood+1, s.writes())
+}
+
+// TestBoltStoreBatchDelay: a lone arrival is written BatchDelay after it
+// was recorded, without any other call; Close writes what still waits.
+func TestBoltStoreBatchDelay(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	path := filepath.Join(t.TempDir(), "a.db")
+	s := openBolt(t, path, StoreOptions{Clock: clk, BatchDelay: time.Second})
+	wrote := make(chan struct{}, 8)
+	s.onWrite = func() { wrote <- struct{}{} }
+	if err := s.Record(Entry{At: clk.Now(), Kind: ChangeArrived, Key: "a1", State: StatePending, Command: "ls"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.BlockUntil(1) // the batcher's timer is armed
+	if n := len(onDisk(t, s)); n != 0 {
+		t.Fatalf("%d entries on disk before the delay", n)
+	}
+	clk.Advance(time.Second)
+	select {
+	case <-wrote:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the batch was not written after its delay")
+	}
+	if n := len(onDisk(t, s)); n != 1 {
+		t.Fatalf("%d entries on disk after the delay, want 1", n)
+	}
+	// One more waits; Close writes it.
+	if err := s.Record(Entry{At: clk.Now(), Kind: ChangeRefused, Key: "a2", State: StateFailed, Command: "junk"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Record(Entry{At: clk.Now(), Kind: ChangeRefused, Key: "a3"}); err == nil {
+		t.Fatal("Record after Close succeeded")
+	}
+	s = openBolt(t, path, StoreOptions{Clock: clk})
+	defer s.Close()
+	if got := seqs(t, s, Filter{}); len(got) != 2 {
+		t.Fatalf("after reopen %v, want both entries", got)
+	}
+}
+
+// BenchmarkAuditRefusals: what the inbox's consumer pays to log one
+// refused request during a flood (it used to be one fsync each, ~45/s).
+func BenchmarkAuditRefusals(b *testing.B) {
+	s, err := OpenStore(filepath.Join(b.TempDir(), "a.db"), StoreOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	cmd := strings.Repeat("x", 20<<10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := s.Record(Entry{At: time.Now(), Kind: ChangeRefused, Key: fmt.Sprint("junk", i), State: StateFailed, Command: cmd}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// TestRefusalKeepsCommandBeginning: a refused 20 KB command is logged by
+// its beginning and size, marked truncated, so logging a flood stays cheap.
+func TestRefusalKeepsCommandBeginning(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(o *Options) { o.MaxPending = 1 })
+	big := "echo " + strings.Repeat("A=b -p ", 20<<10/7)
+	f.in.Ingest(srq("g1", "s1", "srq-0", "ls", t0))
+	f.in.Ingest(srq("g1", "s1", "srq-1", big, t0))
+	es, err := f.store.List(Filter{Gateway: "g1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *Entry
+	for i := range es {
+		if es[i].Kind == ChangeRefused {
+			got = &es[i]
+		}
+	}
+	if got == nil || len(got.Command) > refusedCommandBytes || !strings.HasPrefix(big, got.Command) {
+		t.Fatalf("refusal entry %+v", got)
+	}
+	for len(f.changes) > 0 {
+		if c := <-f.changes; c.Kind == ChangeRefused && (!c.Request.Truncated || c.Request.CommandBytes != len(big)) {
+			t.Fatalf("refused change: truncated %v, %d bytes, want %d", c.Request.Truncated, c.Request.CommandBytes, len(big))
+		}
+	}
+}
