@@ -603,7 +603,9 @@ class Broker:
                 if rec is None:
                     return Answer(404, {"status": "unknown", "detail": "Hermes is not waiting for this approval (unknown request)."})
                 if rec["outcome"] == "answered":
+                    # by_you: this client's own earlier answer (its reply was lost); not a conflict.
                     return Answer(409, {"status": "already_answered", "choice": rec.get("choice"),
+                                        "by_you": bool(client) and rec.get("by") == client[:64],
                                         "detail": f"This approval was already answered ({rec.get('choice')})."})
                 return Answer(410, {"status": "gone", "outcome": rec["outcome"],
                                     "detail": f"Hermes is no longer waiting for this approval ({_say(rec['outcome'])})."})
