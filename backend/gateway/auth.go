@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/herald-desktop/herald/backend/addr"
 	"github.com/herald-desktop/herald/backend/source"
 )
 
@@ -54,7 +55,7 @@ func newAuthState(c *Client) *authState {
 		Transport: &http.Transport{
 			DialContext:     c.netDial,
 			TLSClientConfig: c.tlsConfig(),
-			Proxy:           http.ProxyFromEnvironment,
+			Proxy:           addr.Proxy,
 		},
 		Jar:     jar,
 		Timeout: DialTimeout,
@@ -74,12 +75,10 @@ func (a *authState) reset() {
 	a.mu.Unlock()
 }
 
-func (c *Client) netDial(ctx context.Context, network, addr string) (net.Conn, error) {
-	if c.cfg.DialContext != nil {
-		return c.cfg.DialContext(ctx, network, addr)
-	}
-	var d net.Dialer
-	return d.DialContext(ctx, network, addr)
+// netDial dials through addr.Dial: a loopback name stays on loopback, and a
+// loopback target that turns out not to be is refused.
+func (c *Client) netDial(ctx context.Context, network, address string) (net.Conn, error) {
+	return addr.Dial(c.cfg.DialContext)(ctx, network, address)
 }
 
 func (c *Client) tlsConfig() *tls.Config {
@@ -307,7 +306,7 @@ func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
 		TLSClientConfig:  c.tlsConfig(),
 		HandshakeTimeout: DialTimeout,
 		Subprotocols:     protocols,
-		Proxy:            http.ProxyFromEnvironment,
+		Proxy:            addr.Proxy,
 		Jar:              c.auth.jar,
 	}
 	h := http.Header{}

@@ -127,3 +127,24 @@ func FuzzParseTarget(f *testing.F) {
 		}
 	})
 }
+
+// TestParseTargetURLForms: every address form a user types reaches the
+// same host, with plain http/ws when no scheme is given.
+func TestParseTargetURLForms(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"127.0.0.1:9119":           "ws://127.0.0.1:9119/api/ws",
+		"127.0.0.1":                "ws://127.0.0.1:9119/api/ws",
+		"[::1]:9119":               "ws://[::1]:9119/api/ws",
+		"localhost":                "ws://localhost:9119/api/ws",
+		"vm:18791":                 "ws://vm:18791/api/ws",
+		"gw.localhost:1234/hermes": "ws://gw.localhost:1234/hermes/api/ws",
+		"https://gw.lan":           "wss://gw.lan:443/api/ws",
+		"ws://gw.lan:9119/api/ws":  "ws://gw.lan:9119/api/ws",
+	} {
+		tg, err := parseTarget(in)
+		if err != nil || tg.ws.String() != want {
+			t.Errorf("parseTarget(%q) = %v, %v; want %s", in, tg.ws, err, want)
+		}
+	}
+}

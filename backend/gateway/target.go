@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/herald-desktop/herald/backend/addr"
 )
 
 // DefaultPort is the Hermes dashboard's default port.
@@ -23,9 +25,7 @@ func parseTarget(raw string) (target, error) {
 	if raw == "" {
 		return target{}, fmt.Errorf("no gateway URL given: use e.g. http://127.0.0.1:%s", DefaultPort)
 	}
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
-	}
+	raw = addr.WithScheme(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
 		return target{}, fmt.Errorf("gateway URL %q is not a URL: %v", raw, err)

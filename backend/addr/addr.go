@@ -1,0 +1,110 @@
+// Package addr decides trust by the address Herald actually dials, not by
+// a name: which hosts are loopback, how a typed address is read, which
+// requests may go through a proxy, and a dialer that keeps a loopback name
+// on loopback.
+package addr
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// WithScheme is raw with "http://" in front when it names no scheme
+// ("host:port", "[::1]:port", "127.0.0.1:8642"). Without it net/url reads
+// "vm:18791" as scheme "vm" and refuses "127.0.0.1:8642".
+func WithScheme(raw string) string {
+	raw = strings.TrimSpace(raw)
+	if raw != "" && !strings.Contains(raw, "://") {
+		return "http://" + raw
+	}
+	return raw
+}
+
+// IsLoopbackName reports whether host is "localhost" or a name under
+// ".localhost" (RFC 6761). Herald never resolves these: Dial connects them
+// to 127.0.0.1 or ::1 itself.
+func IsLoopbackName(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	return h == "localhost" || strings.HasSuffix(h, ".localhost")
+}
+
+// IsLoopback reports whether a connection to host stays on this machine:
+// a loopback IP literal, or a loopback name (which Dial keeps on
+// loopback).
+func IsLoopback(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	return IsLoopbackName(host)
+}
+
+// Proxy is http.ProxyFromEnvironment, except that a loopback target is
+// never proxied: a proxy would see its token, and Go's own rule exempts
+// only "localhost" and loopback IPs, not "*.localhost".
+func Proxy(req *http.Request) (*url.URL, error) {
+	if IsLoopback(req.URL.Hostname()) {
+		return nil, nil
+	}
+	return http.ProxyFromEnvironment(req)
+}
+
+// DialFunc is net.Dialer.DialContext's shape.
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+// Dial wraps next (nil: a net.Dialer) so that a loopback name is connected
+// to 127.0.0.1, then ::1, never looked up in DNS or /etc/hosts, and a
+// connection to a loopback host whose peer is not a loopback address is
+// closed and refused: what Herald trusts as local is decided by the
+// address actually dialled.
+func Dial(next DialFunc) DialFunc {
+	if next == nil {
+		next = (&net.Dialer{}).DialContext
+	}
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(address)
+		if err != nil || !IsLoopback(host) {
+			return next(ctx, network, address)
+		}
+		targets := []string{address}
+		if IsLoopbackName(host) {
+			targets = []string{net.JoinHostPort("127.0.0.1", port), net.JoinHostPort("::1", port)}
+		}
+		var firstErr error
+		for _, t := range targets {
+			c, err := next(ctx, network, t)
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			if !peerIsLoopback(c) {
+				c.Close()
+				return nil, fmt.Errorf("%s is a loopback address, but the connection reached %s, which is not: refusing to send anything over it", host, c.RemoteAddr())
+			}
+			return c, nil
+		}
+		return nil, firstErr
+	}
+}
+
+func peerIsLoopback(c net.Conn) bool {
+	ra := c.RemoteAddr()
+	if ra == nil {
+		return false
+	}
+	if ra.Network() == "pipe" {
+		return true // net.Pipe in tests: in-process
+	}
+	h, _, err := net.SplitHostPort(ra.String())
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
