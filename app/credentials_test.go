@@ -20,6 +20,11 @@ func TestInsecureWarning(t *testing.T) {
 		{service.SourceConfig{URL: "https://gw.lan:9119", Token: "t"}, false},
 		{service.SourceConfig{URL: "http://127.0.0.1:9119", Token: "t"}, false},
 		{service.SourceConfig{URL: "http://localhost:9119", Token: "t"}, false},
+		{service.SourceConfig{URL: "vm:18791", Token: "t"}, true},
+		{service.SourceConfig{URL: "gw.lan", Key: "k"}, true},
+		{service.SourceConfig{URL: "127.0.0.1:9119", Token: "t"}, false},
+		{service.SourceConfig{URL: "[::1]:8642", Key: "k"}, false},
+		{service.SourceConfig{URL: "http://localhost.evil.example:9119", Token: "t"}, true},
 	} {
 		msg := insecureWarning("lab", tc.cfg)
 		if (msg != "") != tc.warn || (tc.warn && (!strings.Contains(msg, "plain http") || strings.Contains(msg, "t\""))) {

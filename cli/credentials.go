@@ -125,7 +125,7 @@ func (c *credFlags) resolve(e *env) (creds, io.Reader, error) {
 // clear text to another machine. With --allow-insecure it warns on
 // stderr instead.
 func (c *credFlags) checkURL(e *env, what, raw string, secret string) error {
-	if _, err := url.Parse(strings.TrimSpace(raw)); err != nil {
+	if _, err := service.ParseURL(raw); err != nil {
 		var ue *url.Error
 		msg := err.Error()
 		if errors.As(err, &ue) {

@@ -72,6 +72,15 @@ func TestCheckURL(t *testing.T) {
 		{"http://gw.example.com", "", false, true, false}, // nothing secret to send
 		{"http://gw.example.com", secret, false, false, false},
 		{"http://192.168.1.5:9119", secret, true, true, true},
+		// Forms without a scheme are http, as the clients read them.
+		{"127.0.0.1:9119", secret, false, true, false},
+		{"[::1]:8642", secret, false, true, false},
+		{"localhost:9119", secret, false, true, false},
+		{"vm:18791", secret, false, false, false},
+		{"gw.lan", secret, false, false, false},
+		{"vm:18791", secret, true, true, true},
+		{"http://gw.localhost:9119", secret, false, true, false},
+		{"http://localhost.evil.example", secret, false, false, false},
 	} {
 		var errb bytes.Buffer
 		allow := tc.allowInsecure

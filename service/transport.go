@@ -1,17 +1,27 @@
 package service
 
 import (
-	"net"
 	"net/url"
 	"strings"
+
+	"github.com/herald-desktop/herald/backend/addr"
 )
 
+// ParseURL reads a gateway or API server address as a user types it:
+// a URL, or "host:port" / "[::1]:port" / "127.0.0.1:port" without a scheme,
+// which is http:// (as the gateway and API server clients read it).
+func ParseURL(rawURL string) (*url.URL, error) {
+	return url.Parse(addr.WithScheme(rawURL))
+}
+
 // PlainTextHost reports whether credentials sent to rawURL would cross the
-// network in clear text: an http:// or ws:// URL whose host is not a
-// loopback address (localhost, 127.0.0.0/8, ::1). It returns the host for
-// the message. A URL that does not parse is not judged here.
+// network in clear text: an http:// or ws:// URL (or a bare host:port,
+// which is http) whose host is not loopback by address: a loopback IP, or
+// localhost / *.localhost, which Herald dials on loopback itself and never
+// proxies (backend/addr). It returns the host for the message. A URL that
+// does not parse is not judged here.
 func PlainTextHost(rawURL string) (host string, plain bool) {
-	u, err := url.Parse(strings.TrimSpace(rawURL))
+	u, err := ParseURL(rawURL)
 	if err != nil {
 		return "", false
 	}
@@ -24,13 +34,7 @@ func PlainTextHost(rawURL string) (host string, plain bool) {
 	if host == "" {
 		return "", false
 	}
-	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return host, false
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return host, false
-	}
-	return host, true
+	return host, !addr.IsLoopback(host)
 }
 
 // RedactURL is rawURL for messages: without a user name or password,
