@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herald-desktop/herald/backend/addr"
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
@@ -183,11 +184,13 @@ func New(cfg Config) (*Client, error) {
 		if dial == nil {
 			dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 		}
+		// A loopback name stays on loopback; see addr.Dial.
+		dial = addr.Dial(dial)
 		c.http = &http.Client{
 			Transport: &http.Transport{
 				DialContext:           dial,
 				TLSClientConfig:       &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
-				Proxy:                 http.ProxyFromEnvironment,
+				Proxy:                 addr.Proxy,
 				MaxIdleConnsPerHost:   8,
 				IdleConnTimeout:       90 * time.Second,
 				ResponseHeaderTimeout: callTimeout,
@@ -204,9 +207,7 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	if raw == "" {
 		raw = DefaultURL
 	}
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
-	}
+	raw = addr.WithScheme(raw)
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		shown := fmt.Sprintf("%q", raw)

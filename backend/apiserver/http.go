@@ -91,7 +91,9 @@ func (c *Client) call(ctx context.Context, method, path string, body any, out an
 	for attempt := 0; ; attempt++ {
 		h, err := c.callOnce(ctx, method, path, raw, out, hdr)
 		if err == nil {
-			c.markOK()
+			if path != healthPath { // keyless: it says nothing about the key
+				c.markOK()
+			}
 			return h, nil
 		}
 		if ctx.Err() != nil {

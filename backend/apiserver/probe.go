@@ -78,9 +78,14 @@ func (i ServerInfo) featureStatus() FeatureStatus {
 	}
 }
 
-// Probe asks GET /health (no key needed) and GET /v1/capabilities. A
-// refused key is an error matching ErrUnauthorized; a server without
-// /v1/capabilities is not an error.
+// healthPath is the API server's keyless health check: its answer never
+// says the key is right.
+const healthPath = "/health"
+
+// Probe asks GET /health (no key needed) and GET /v1/capabilities, which
+// needs the key. A refused key is an error matching ErrUnauthorized; a
+// server without /v1/capabilities is not an error, but then GET /v1/models
+// checks the key, so a refused key is never "connected".
 func (c *Client) Probe(ctx context.Context) (ServerInfo, error) {
 	var info ServerInfo
 	var h struct {
@@ -88,7 +93,7 @@ func (c *Client) Probe(ctx context.Context) (ServerInfo, error) {
 		Platform string `json:"platform"`
 		Version  string `json:"version"`
 	}
-	_, err := c.call(ctx, http.MethodGet, "/health", nil, &h, nil, retryNever)
+	_, err := c.call(ctx, http.MethodGet, healthPath, nil, &h, nil, retryNever)
 	var ae *APIError
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
@@ -113,7 +118,13 @@ func (c *Client) Probe(ctx context.Context) (ServerInfo, error) {
 	_, err = c.call(ctx, http.MethodGet, "/v1/capabilities", nil, &caps, nil, retryNever)
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
-		return info, nil // older server: every feature unknown
+		// Older server: every feature unknown. Check the key on a route
+		// that needs it.
+		_, err = c.call(ctx, http.MethodGet, "/v1/models", nil, nil, nil, retryNever)
+		if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+			return info, nil
+		}
+		return info, err
 	case err != nil:
 		return info, err
 	}
