@@ -177,7 +177,7 @@ func New(cfg Config) (*Client, error) {
 		srqParams: make(map[string]string),
 	}
 	c.auth = newAuthState(c)
-	c.status = Status{Gateway: name, State: StateIdle}
+	c.status = Status{Gateway: name, Kind: string(Kind), State: StateIdle}
 	return c, nil
 }
 

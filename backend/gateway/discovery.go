@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -55,61 +56,22 @@ const (
 	maxIDLen        = 200
 )
 
-// Event kinds Herald itself generates about session ownership.
+// Session ownership events, live statuses and listings are the
+// contract's (package source), so every transport lists the same way.
 const (
-	// EventElsewhere: another client took a followed session's live events.
-	EventElsewhere = "herald.session.elsewhere"
-	// EventFollowed: Herald now receives a session's live events.
-	EventFollowed = "herald.session.followed"
+	EventElsewhere = source.EventElsewhere
+	EventFollowed  = source.EventFollowed
+	LiveIdle       = source.LiveIdle
+	LiveWorking    = source.LiveWorking
+	LiveWaiting    = source.LiveWaiting
+	LiveStarting   = source.LiveStarting
 )
 
-// Live session statuses as Hermes reports them.
-const (
-	LiveIdle     = "idle"
-	LiveWorking  = "working"
-	LiveWaiting  = "waiting"
-	LiveStarting = "starting"
+type (
+	LiveSession      = source.LiveSession
+	Discovery        = source.Discovery
+	ElsewherePayload = source.ElsewherePayload
 )
-
-// LiveSession is one live session on a gateway, as session.active_list
-// lists it, with what Herald knows about following it.
-type LiveSession struct {
-	ID           string    `json:"id"`
-	Key          string    `json:"key,omitempty"` // stored id, for session.resume
-	Title        string    `json:"title,omitempty"`
-	Status       string    `json:"status"` // idle, working, waiting, starting
-	Preview      string    `json:"preview,omitempty"`
-	MessageCount int       `json:"message_count"`
-	LastActive   time.Time `json:"last_active,omitzero"`
-	// Followed: Herald attached this session (it is in Sessions).
-	Followed bool `json:"followed"`
-	// Elsewhere: Herald followed it, and another client has taken its
-	// live events since.
-	Elsewhere bool `json:"elsewhere,omitempty"`
-}
-
-// Running reports whether a turn is under way.
-func (l LiveSession) Running() bool {
-	return l.Status == LiveWorking || l.Status == LiveWaiting || l.Status == LiveStarting || l.Status == "running"
-}
-
-// Discovery is one listing of a gateway's live sessions.
-type Discovery struct {
-	Gateway  string        `json:"gateway"`
-	At       time.Time     `json:"at"`
-	Sessions []LiveSession `json:"sessions"`
-	// Err says why the listing failed (the previous one still stands).
-	Err string `json:"error,omitempty"`
-	// Unsupported: the gateway has no session.active_list.
-	Unsupported bool `json:"unsupported,omitempty"`
-}
-
-// ElsewherePayload is the payload of EventElsewhere.
-type ElsewherePayload struct {
-	Key    string `json:"key,omitempty"`
-	Title  string `json:"title,omitempty"`
-	Reason string `json:"reason"`
-}
 
 // activeRow is one session.active_list row on the wire.
 type activeRow struct {

@@ -20,7 +20,6 @@ package source
 
 import (
 	"context"
-	"fmt"
 )
 
 // Kind names a transport ("ws", "api"), as settings and flags spell it.
@@ -63,8 +62,8 @@ type RunStarter interface {
 	StartRun(ctx context.Context, input string) (string, error)
 }
 
-// ErrNoServerRequests is what RespondServerRequest returns on a transport
-// whose server never sends requests.
-func ErrNoServerRequests(k Kind) error {
-	return fmt.Errorf("the %s transport has no server requests", k)
+// LinkChecker is a Source whose link can be checked at once (after the
+// machine woke up), instead of waiting for its next heartbeat.
+type LinkChecker interface {
+	CheckLink()
 }

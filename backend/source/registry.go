@@ -1,0 +1,199 @@
+package source
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// Driver is how Herald opens, checks and signs in to one transport. Each
+// transport package registers one in its init function; the service opens
+// sources through it, the window's gateway form and the command line's
+// flags are built from its AuthModes, and no switch on the kind remains
+// above backend/.
+type Driver struct {
+	// Kind is the transport's name in settings, flags and Status.Kind.
+	Kind Kind
+	// Aliases are other spellings ParseKind accepts ("websocket").
+	Aliases []string
+	// Title names the transport for people ("Dashboard gateway").
+	Title string
+	// Default: the transport of a source whose kind is not given.
+	Default bool
+	// DefaultURL is where the server listens unless configured otherwise.
+	DefaultURL string
+	// Auth lists the sign-in modes, the default first. The window's form
+	// offers them; settings store the mode's Name.
+	Auth []AuthMode
+	// Open builds a source (not yet running: the caller runs Run).
+	Open func(Config, Hooks) (Source, error)
+	// Check tries the server once, end to end, with cfg's credentials,
+	// for the window's Test button.
+	Check func(context.Context, Config) CheckResult
+}
+
+// AuthMode is one way of signing in to a transport.
+type AuthMode struct {
+	// Name is the mode in settings and forms ("token", "password",
+	// "key", "none"); it also names the keychain entry of its secret.
+	Name string `json:"name"`
+	// Label names the mode for people ("Session token").
+	Label string `json:"label"`
+	// Secret labels the secret's field ("" when the mode needs none).
+	Secret string `json:"secret,omitempty"`
+	// Username: the mode asks for a user name too.
+	Username bool `json:"username,omitempty"`
+	// Flag and Env are the command line's flag and environment variable
+	// for the secret ("token", "HERALD_TOKEN").
+	Flag string `json:"-"`
+	Env  string `json:"-"`
+}
+
+// HasSecret reports whether the mode needs a secret.
+func (m AuthMode) HasSecret() bool { return m.Secret != "" }
+
+// Config opens one source. Secrets are passed in, never stored here.
+type Config struct {
+	// Name identifies the source in events, status and settings
+	// (default: its URL).
+	Name string
+	// URL is the server's address ("" is the driver's DefaultURL).
+	URL string
+	// Secrets holds the credentials by AuthMode.Name ("token": ...); the
+	// transport uses those its modes need. Username goes with them.
+	Secrets  map[string]string
+	Username string
+	// RootCAs, when set, replaces the system roots for TLS.
+	RootCAs *x509.CertPool
+	// Clock and Logger default as in Defaults.
+	Clock  clock.Clock
+	Logger *slog.Logger
+	// DiscoveryInterval is how often live sessions are listed, where the
+	// transport lists them (0: its default).
+	DiscoveryInterval time.Duration
+}
+
+// Hooks are where a source delivers what it sees. Each must not block
+// for long; OnEvent is called in order from one goroutine.
+type Hooks struct {
+	OnEvent  func(wire.Event)
+	OnStatus func(Status)
+	// OnDiscovery receives listings of live sessions, where the
+	// transport lists them.
+	OnDiscovery func(Discovery)
+	// OnProblem hears of failures no call returns (following a session
+	// once connected).
+	OnProblem func(error)
+}
+
+// CheckResult is the outcome of Driver.Check.
+type CheckResult struct {
+	OK bool `json:"ok"`
+	// Stage is the last step tried ("address", "http", "tls", "auth",
+	// "handshake", ...).
+	Stage string `json:"stage"`
+	// Message says, for people, what happened and what to do.
+	Message string `json:"message"`
+}
+
+var registry struct {
+	mu      sync.RWMutex
+	drivers []Driver
+}
+
+// Register adds a transport. It panics on a kind or alias already taken,
+// as that is a programming error.
+func Register(d Driver) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	for _, o := range registry.drivers {
+		for _, n := range d.names() {
+			if slices.Contains(o.names(), n) {
+				panic(fmt.Sprintf("source: transport %q registered twice", n))
+			}
+		}
+	}
+	registry.drivers = append(registry.drivers, d)
+	// The default first, then in the order registered.
+	slices.SortStableFunc(registry.drivers, func(a, b Driver) int {
+		switch {
+		case a.Default == b.Default:
+			return 0
+		case a.Default:
+			return -1
+		}
+		return 1
+	})
+}
+
+// Unregister removes a transport (tests that register a toy one).
+func Unregister(k Kind) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	registry.drivers = slices.DeleteFunc(registry.drivers, func(d Driver) bool { return d.Kind == k })
+}
+
+func (d Driver) names() []string {
+	out := []string{strings.ToLower(string(d.Kind))}
+	for _, a := range d.Aliases {
+		out = append(out, strings.ToLower(a))
+	}
+	return out
+}
+
+// Drivers lists the registered transports, the default first.
+func Drivers() []Driver {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	return slices.Clone(registry.drivers)
+}
+
+// Lookup finds a transport by kind or alias, ignoring case; "" is the
+// default transport.
+func Lookup(kind string) (Driver, error) {
+	k := strings.ToLower(strings.TrimSpace(kind))
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	if len(registry.drivers) == 0 {
+		return Driver{}, fmt.Errorf("Herald was built without transports")
+	}
+	if k == "" {
+		return registry.drivers[0], nil
+	}
+	var names []string
+	for _, d := range registry.drivers {
+		if slices.Contains(d.names(), k) {
+			return d, nil
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", d.Kind, strings.ToLower(d.Title)))
+	}
+	return Driver{}, fmt.Errorf("%q is not a kind of gateway: use %s", kind, strings.Join(names, " or "))
+}
+
+// Mode returns the auth mode by name ("" is the default one). A mode the
+// driver lacks is an error that lists the ones it has.
+func (d Driver) Mode(name string) (AuthMode, error) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if len(d.Auth) == 0 {
+		return AuthMode{Name: "none"}, nil
+	}
+	if name == "" {
+		return d.Auth[0], nil
+	}
+	var names []string
+	for _, m := range d.Auth {
+		if m.Name == name {
+			return m, nil
+		}
+		names = append(names, m.Name)
+	}
+	return AuthMode{}, fmt.Errorf("sign-in %q is not one of %s", name, strings.Join(names, ", "))
+}
