@@ -103,7 +103,7 @@ func runDaemon(f desktopFlags) error {
 	// (redialed at once after a sleep), not at its next heartbeat.
 	if err := native.WatchWake(ctx, func(r native.WakeReason) {
 		log.Info("checking every gateway link", "why", string(r))
-		a.Service().Pool().CheckLinks()
+		a.Service().CheckLinks()
 	}); err != nil {
 		log.Info(err.Error())
 	}

@@ -10,7 +10,11 @@ import (
 // key) goes over plain http to another machine, where anyone on the way
 // can read it; "" when it does not.
 func insecureWarning(name string, cfg service.SourceConfig) string {
-	if cfg.Token == "" && cfg.Password == "" && cfg.Key == "" {
+	secret := false
+	for _, v := range cfg.Secrets {
+		secret = secret || v != ""
+	}
+	if !secret {
 		return ""
 	}
 	host, plain := service.PlainTextHost(cfg.URL)

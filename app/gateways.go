@@ -10,8 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herald-desktop/herald/backend/apiserver"
-	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -20,9 +19,6 @@ import (
 // which secret to look up; tokens, passwords and API keys live in the
 // keychain (Secrets). Every gateway runs as a service.Source.
 
-// secretKinds are the keychain entries a gateway may have.
-var secretKinds = []string{"token", "password", "key"}
-
 func firstNonEmpty(a, b string) string {
 	if a != "" {
 		return a
@@ -30,26 +26,19 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// kindOf reads a settings or form kind ("" is the WebSocket gateway).
-func kindOf(k string) (service.Kind, error) { return service.ParseKind(k) }
-
 // sourceConfig builds a source from settings and the keychain.
 func (a *App) sourceConfig(g GatewaySettings) (service.SourceConfig, error) {
-	kind, err := kindOf(g.Kind)
+	d, err := source.Lookup(g.Kind)
 	if err != nil {
 		return service.SourceConfig{}, err
 	}
-	cfg := service.SourceConfig{Kind: kind, Name: g.Name, URL: g.URL, Username: g.Username, Logger: a.log}
-	switch g.Auth {
-	case "token":
-		cfg.Token, err = a.d.Secrets.Get(g.Name, "token")
-	case "password":
-		cfg.Password, err = a.d.Secrets.Get(g.Name, "password")
-	case "key":
-		cfg.Key, err = a.d.Secrets.Get(g.Name, "key")
-	}
-	if err != nil {
-		return cfg, err
+	cfg := service.SourceConfig{Kind: d.Kind, Name: g.Name, URL: g.URL, Username: g.Username, Logger: a.log}
+	if m, err := d.Mode(g.Auth); err == nil && m.HasSecret() {
+		v, err := a.d.Secrets.Get(g.Name, m.Name)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Secrets = map[string]string{m.Name: v}
 	}
 	if g.CAFile != "" {
 		if cfg.RootCAs, err = readCA(g.CAFile); err != nil {
@@ -95,99 +84,78 @@ func (a *App) connect(g GatewaySettings) error {
 	return nil
 }
 
-// normalize checks a form and turns it into settings (no secret).
-func (a *App) normalize(req AddGatewayRequest) (GatewaySettings, service.Kind, error) {
+// normalize checks a form and turns it into settings (no secret). The
+// sign-ins come from the transport's driver.
+func (a *App) normalize(req AddGatewayRequest) (GatewaySettings, source.Driver, error) {
 	req.Name = strings.TrimSpace(req.Name)
 	if req.Name == "" {
-		return GatewaySettings{}, "", errors.New("give the gateway a name")
+		return GatewaySettings{}, source.Driver{}, errors.New("give the gateway a name")
 	}
-	kind, err := kindOf(req.Kind)
+	d, err := source.Lookup(req.Kind)
 	if err != nil {
-		return GatewaySettings{}, "", err
+		return GatewaySettings{}, d, err
 	}
-	g := GatewaySettings{Name: req.Name, URL: strings.TrimSpace(req.URL), Kind: string(kind), Auth: req.Auth, Username: strings.TrimSpace(req.Username), CAFile: strings.TrimSpace(req.CAFile)}
-	switch {
-	case kind == service.KindAPIServer && g.Auth != "key" && g.Auth != "none":
-		g.Auth = "key"
-	case kind == service.KindGateway && g.Auth != "token" && g.Auth != "password" && g.Auth != "none":
-		return GatewaySettings{}, "", fmt.Errorf("sign-in %q is not one of token, password or none", req.Auth)
+	m, err := d.Mode(req.Auth)
+	if err != nil {
+		return GatewaySettings{}, d, err
 	}
-	if kind == service.KindAPIServer {
-		g.Username = ""
+	g := GatewaySettings{Name: req.Name, URL: strings.TrimSpace(req.URL), Kind: string(d.Kind), Auth: m.Name, CAFile: strings.TrimSpace(req.CAFile)}
+	if m.Username {
+		g.Username = strings.TrimSpace(req.Username)
 	}
-	return g, kind, nil
+	return g, d, nil
 }
 
 // secretOf is the form's secret for g's sign-in, and which keychain entry
-// holds it ("" when the sign-in needs none).
+// holds it ("" when the sign-in needs none). The form's secret fields are
+// named after the sign-ins that use them.
 func secretOf(g GatewaySettings, req AddGatewayRequest) (kind, value string) {
-	switch g.Auth {
-	case "token":
-		return "token", req.Token
-	case "password":
-		return "password", req.Password
-	case "key":
-		return "key", req.Key
+	d, err := source.Lookup(g.Kind)
+	if err != nil {
+		return "", ""
 	}
-	return "", ""
+	m, err := d.Mode(g.Auth)
+	if err != nil || !m.HasSecret() {
+		return "", ""
+	}
+	return m.Name, req.secrets()[m.Name]
 }
 
-// TestGateway checks a gateway end to end with the credentials given: for
-// the WebSocket, HTTP, the upgrade and the gateway.ready handshake; for an
-// API server, /health and the key on /v1/capabilities.
+// secretKinds are the keychain entries a gateway may have: every
+// sign-in's of every transport.
+func secretKinds() []string {
+	var out []string
+	for _, d := range source.Drivers() {
+		for _, m := range d.Auth {
+			if m.HasSecret() && !slices.Contains(out, m.Name) {
+				out = append(out, m.Name)
+			}
+		}
+	}
+	return out
+}
+
+// TestGateway checks a gateway end to end with the credentials given
+// (the transport's driver says how: for the WebSocket, HTTP, the upgrade
+// and the handshake; for an API server, /health and the key).
 func (a *App) TestGateway(req AddGatewayRequest) TestResult {
-	kind, err := kindOf(req.Kind)
+	d, err := source.Lookup(req.Kind)
 	if err != nil {
 		return TestResult{Stage: "config", Message: err.Error()}
 	}
-	var roots *x509.CertPool
+	cfg := source.Config{URL: req.URL, Username: req.Username}
 	if strings.TrimSpace(req.CAFile) != "" {
-		if roots, err = readCA(strings.TrimSpace(req.CAFile)); err != nil {
+		if cfg.RootCAs, err = readCA(strings.TrimSpace(req.CAFile)); err != nil {
 			return TestResult{Stage: "tls", Message: err.Error()}
 		}
 	}
-	if kind == service.KindAPIServer {
-		return a.testAPIServer(req, roots)
-	}
-	cfg := gateway.Config{Name: "test", URL: req.URL, Token: req.Token, Username: req.Username, Password: req.Password, RootCAs: roots}
-	if req.Auth != "token" {
-		cfg.Token = ""
-	}
-	if req.Auth != "password" {
-		cfg.Password = ""
+	if m, err := d.Mode(req.Auth); err == nil && m.HasSecret() {
+		cfg.Secrets = map[string]string{m.Name: req.secrets()[m.Name]}
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, 15*time.Second)
 	defer cancel()
-	st, err := gateway.Check(ctx, cfg)
-	if err != nil {
-		return TestResult{Stage: st, Message: err.Error()}
-	}
-	return TestResult{OK: true, Stage: "handshake", Message: "Connected: the gateway answered over WebSocket"}
-}
-
-func (a *App) testAPIServer(req AddGatewayRequest, roots *x509.CertPool) TestResult {
-	key := req.Key
-	if req.Auth == "none" {
-		key = ""
-	}
-	c, err := apiserver.New(apiserver.Config{Name: "test", URL: req.URL, Key: key, RootCAs: roots, MaxRetries: 1})
-	if err != nil {
-		return TestResult{Stage: "address", Message: err.Error()}
-	}
-	ctx, cancel := context.WithTimeout(a.ctx, 15*time.Second)
-	defer cancel()
-	info, err := c.Probe(ctx)
-	switch {
-	case errors.Is(err, apiserver.ErrUnauthorized):
-		return TestResult{Stage: "key", Message: "the API server refused the key: copy API_SERVER_KEY from Hermes' ~/.hermes/.env into the key field"}
-	case err != nil:
-		return TestResult{Stage: "http", Message: err.Error()}
-	}
-	msg := "Connected: the API server answered"
-	if info.Version != "" {
-		msg += " (Hermes " + info.Version + ")"
-	}
-	return TestResult{OK: true, Stage: "key", Message: msg}
+	r := d.Check(ctx, cfg)
+	return TestResult{OK: r.OK, Stage: r.Stage, Message: r.Message}
 }
 
 // AddGateway saves a gateway or API server (its secret to the keychain)
@@ -295,7 +263,7 @@ func (a *App) EditGateway(oldName string, req AddGatewayRequest) error {
 			return secretErr
 		}
 	}
-	for _, k := range secretKinds {
+	for _, k := range secretKinds() {
 		if old.Name != g.Name || k != kind {
 			a.d.Secrets.Delete(old.Name, k)
 		}
@@ -331,7 +299,7 @@ func (a *App) RemoveGateway(name string) error {
 	}
 	a.svc.Remove(name)
 	a.clearUnconnected(name)
-	for _, k := range secretKinds {
+	for _, k := range secretKinds() {
 		a.d.Secrets.Delete(name, k)
 	}
 	err := a.updateSettings(func(s *Settings) {

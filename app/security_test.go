@@ -64,8 +64,8 @@ func TestNoCredentialOnDisk(t *testing.T) {
 	p.waitFor(t, "connected", func(f *fakePlatform) bool {
 		return len(f.last.Gateways) == 1 && f.last.Gateways[0].State == "connected"
 	})
-	c, _ := a.Service().Pool().Get("lab")
-	if _, err := c.AttachSession(context.Background(), stored); err != nil {
+	src, _ := a.Service().Source("lab")
+	if err := src.Follow(context.Background(), stored); err != nil {
 		t.Fatal(err)
 	}
 	_, agent, _ := srv.RequestApproval(live, hermestest.ApprovalSpec{Command: "GITHUB_TOKEN=" + cmdToken + " git push"})

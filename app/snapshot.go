@@ -89,6 +89,11 @@ type AddGatewayRequest struct {
 	CAFile   string `json:"ca_file,omitempty"`
 }
 
+// secrets are the form's secrets by the sign-in that uses them.
+func (r AddGatewayRequest) secrets() map[string]string {
+	return map[string]string{"token": r.Token, "password": r.Password, "key": r.Key}
+}
+
 // GatewayFormView is a configured gateway for the Edit form: never its
 // secret, only whether the keychain holds one.
 type GatewayFormView struct {

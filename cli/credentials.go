@@ -56,6 +56,11 @@ func addCredFlags(fs *flag.FlagSet) *credFlags {
 // creds are the resolved secrets.
 type creds struct{ token, user, pass, apiKey string }
 
+// secrets are the credentials by the drivers' auth mode names.
+func (c creds) secrets() map[string]string {
+	return map[string]string{"token": c.token, "password": c.pass, "key": c.apiKey}
+}
+
 // resolve reads the secrets from flags, files or stdin, then the
 // environment. stdin is read at most once; the reader to use for stdin
 // afterwards is returned (it may hold what followed the secret).

@@ -11,7 +11,7 @@ import (
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/apiserver"
-	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 	"github.com/herald-desktop/herald/service"
 )
@@ -77,11 +77,9 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 	}})
 	connected := make(chan string, 8)
 	cfg := service.SourceConfig{
-		Kind:     service.KindGateway,
-		Token:    cr.token,
+		Secrets:  cr.secrets(),
 		Username: cr.user,
-		Password: cr.pass,
-		OnStatus: func(s gateway.Status) {
+		OnStatus: func(s source.Status) {
 			select {
 			case connected <- string(s.State) + "\x00" + s.Err:
 			default:
@@ -90,8 +88,7 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 	}
 	cfg.Name, cfg.URL = splitGateway(*d.gateway)
 	if *d.api != "" {
-		cfg.Kind, cfg.Token, cfg.Username, cfg.Password = service.KindAPIServer, "", "", ""
-		cfg.Key = cr.apiKey
+		cfg.Kind = service.KindAPIServer
 		cfg.Name, cfg.URL = splitGateway(*d.api)
 	}
 	src, err := svc.AddSource(cfg)
@@ -107,10 +104,10 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 		select {
 		case st := <-connected:
 			state, msg, _ := strings.Cut(st, "\x00")
-			switch gateway.State(state) {
-			case gateway.StateConnected:
+			switch source.State(state) {
+			case source.StateConnected:
 				return svc, name, nil
-			case gateway.StateAuthFailed, gateway.StateConfigError:
+			case source.StateAuthFailed, source.StateConfigError:
 				svc.Close()
 				return nil, "", fmt.Errorf("%s refused Herald: %s", name, msg)
 			}

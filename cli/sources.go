@@ -9,7 +9,7 @@ import (
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/apiserver"
-	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -26,7 +26,7 @@ type statusPrinter struct {
 }
 
 type statusKey struct {
-	state  gateway.State
+	state  source.State
 	err    string
 	missed bool
 }
@@ -36,12 +36,12 @@ func newStatusPrinter(out *printer) *statusPrinter {
 }
 
 // show prints s if it differs from what was last shown for its source.
-func (p *statusPrinter) show(s gateway.Status) {
+func (p *statusPrinter) show(s source.Status) {
 	k := statusKey{state: s.State, err: s.Err, missed: s.MayHaveMissedEvents}
 	switch s.State {
-	case gateway.StateConnecting, gateway.StateSyncing, gateway.StateIdle:
+	case source.StateConnecting, source.StateSyncing, source.StateIdle:
 		return // passing states: nothing to say yet
-	case gateway.StateConnected:
+	case source.StateConnected:
 		k.err = ""
 	}
 	p.mu.Lock()
@@ -56,8 +56,8 @@ func (p *statusPrinter) show(s gateway.Status) {
 		return
 	}
 	switch s.State {
-	case gateway.StateConnected:
-		if seen && old.state == gateway.StateConnected && !k.missed {
+	case source.StateConnected:
+		if seen && old.state == source.StateConnected && !k.missed {
 			return // the missed-events warning cleared: nothing to announce
 		}
 		warn := ""
@@ -65,7 +65,7 @@ func (p *statusPrinter) show(s gateway.Status) {
 			warn = " (events may have been missed: " + approval.VisibleLine(s.MissedReason) + ")"
 		}
 		p.out.line("● %s connected%s", s.Gateway, warn)
-	case gateway.StateReconnecting:
+	case source.StateReconnecting:
 		in := ""
 		if !s.NextRetry.IsZero() {
 			if d := s.NextRetry.Sub(p.now()).Round(time.Second); d > 0 {
@@ -75,24 +75,24 @@ func (p *statusPrinter) show(s gateway.Status) {
 			}
 		}
 		p.out.line("○ %s: %s%s (further retries of this failure are not shown)", s.Gateway, approval.VisibleLine(s.Err), in)
-	case gateway.StateStopped:
+	case source.StateStopped:
 	}
 }
 
 // needsUser reports a refusal that retrying cannot fix: watch then exits.
-func needsUser(s gateway.Status) bool {
-	return s.State == gateway.StateAuthFailed || s.State == gateway.StateConfigError
+func needsUser(s source.Status) bool {
+	return s.State == source.StateAuthFailed || s.State == source.StateConfigError
 }
 
 // refusal is the one line watch exits with when a source refused it.
-func refusal(s gateway.Status) error {
+func refusal(s source.Status) error {
 	if s.Kind == string(service.KindAPIServer) {
-		if s.State == gateway.StateAuthFailed {
+		if s.State == source.StateAuthFailed {
 			return fmt.Errorf("%s: the API server refused the key (HTTP 401): pass the right one with --api-key or HERALD_API_KEY (it is API_SERVER_KEY in Hermes' ~/.hermes/.env)", s.Gateway)
 		}
 		return fmt.Errorf("%s: %s", s.Gateway, approval.VisibleLine(s.Err))
 	}
-	if s.State == gateway.StateAuthFailed {
+	if s.State == source.StateAuthFailed {
 		return fmt.Errorf("%s: %s (sign in with --token or HERALD_TOKEN, or --username/--password or HERALD_USERNAME/HERALD_PASSWORD)", s.Gateway, approval.VisibleLine(strings.TrimSuffix(s.Err, ".")))
 	}
 	return fmt.Errorf("%s: %s", s.Gateway, approval.VisibleLine(s.Err))
@@ -101,7 +101,7 @@ func refusal(s gateway.Status) error {
 // startFailed is the one line watch exits with when --start failed.
 func startFailed(name string, err error) error {
 	if errors.Is(err, apiserver.ErrUnauthorized) {
-		return refusal(gateway.Status{Gateway: name, Kind: string(service.KindAPIServer), State: gateway.StateAuthFailed})
+		return refusal(source.Status{Gateway: name, Kind: string(service.KindAPIServer), State: source.StateAuthFailed})
 	}
 	if msg := err.Error(); !strings.HasPrefix(msg, "starting the run failed") {
 		return fmt.Errorf("%s: starting the run failed: %w", name, visibleError{err})

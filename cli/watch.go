@@ -16,6 +16,7 @@ import (
 	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 	"github.com/herald-desktop/herald/service"
 )
@@ -87,7 +88,7 @@ type jsonRecord struct {
 	ID      string            `json:"id,omitempty"`      // approval short id, for herald approve
 	Request *approval.Request `json:"request,omitempty"` // exactly as the gateway sent it
 	Display *approval.Display `json:"display,omitempty"` // what the terminal shows of Request
-	Status  *gateway.Status   `json:"status,omitempty"`
+	Status  *source.Status    `json:"status,omitempty"`
 	// Notice is a session found, offered, followed or taken elsewhere.
 	Notice *service.SessionNotice `json:"notice,omitempty"`
 	// Gateway and Text are a problem's source and what went wrong, or
@@ -166,8 +167,8 @@ func cmdWatch(e *env, args []string) error {
 		}
 	}
 	statuses := newStatusPrinter(out)
-	statusCh := make(chan gateway.Status, 64)
-	onStatus := func(s gateway.Status) {
+	statusCh := make(chan source.Status, 64)
+	onStatus := func(s source.Status) {
 		if needsUser(s) {
 			if out.json {
 				statuses.show(s)
@@ -239,11 +240,11 @@ func cmdWatch(e *env, args []string) error {
 	var configs []service.SourceConfig
 	for _, a := range apis {
 		name, u := splitGateway(a)
-		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, Name: name, URL: u, Key: *apiKey, OnStatus: onStatus})
+		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, Name: name, URL: u, Secrets: map[string]string{"key": *apiKey}, OnStatus: onStatus})
 	}
 	for _, g := range gws {
 		name, u := splitGateway(g)
-		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Token: *token, Username: *user, Password: *pass, OnStatus: onStatus})
+		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Secrets: map[string]string{"token": *token, "password": *pass}, Username: *user, OnStatus: onStatus})
 	}
 	var wsNames []string
 	for i, cfg := range configs {
@@ -338,47 +339,40 @@ func splitGateway(g string) (name, u string) {
 }
 
 // follow starts the demo once its gateway is connected.
-func follow(ctx context.Context, out *printer, svc *service.Service, names []string, statusCh <-chan gateway.Status, demo *hermestest.Server) {
+func follow(ctx context.Context, out *printer, svc *service.Service, names []string, statusCh <-chan source.Status, demo *hermestest.Server) {
 	done := map[string]bool{}
 	for len(done) < len(names) {
-		var st gateway.Status
+		var st source.Status
 		select {
 		case <-ctx.Done():
 			return
 		case st = <-statusCh:
 		}
-		if st.State != gateway.StateConnected || done[st.Gateway] {
-			continue
-		}
-		c, ok := svc.Gateway(st.Gateway)
-		if !ok {
+		if st.State != source.StateConnected || done[st.Gateway] {
 			continue
 		}
 		done[st.Gateway] = true
-		go runDemo(ctx, out, c)
+		go runDemo(ctx, out, svc, st.Gateway, demo)
 	}
 }
 
-// runDemo drives the demo gateway's scripted agent in a loop.
-func runDemo(ctx context.Context, out *printer, c *gateway.Client) {
-	ref, err := c.CreateSession(ctx, nil)
-	if err != nil {
-		out.line("! demo: %v", err)
-		return
-	}
+// runDemo drives the demo gateway's scripted agent in a loop, through the
+// service like `herald ask`.
+func runDemo(ctx context.Context, out *printer, svc *service.Service, name string, demo *hermestest.Server) {
 	script := []string{"hello there", "approve-me: rm -rf ./build", "clarify: Deploy the build now?", "burst 12", "approve-me: git push --force origin main", "sudo: apt-get install jq", "approve-me: curl -H 'Authorization: Bearer sk-demo1234567890abcdef' https://example.invalid"}
+	session := ""
 	for i := 0; ctx.Err() == nil; i++ {
-		if err := c.Call(ctx, "prompt.submit", map[string]any{"session_id": ref.ID, "text": script[i%len(script)]}, nil); err != nil {
-			if errors.Is(err, context.Canceled) {
-				return
-			}
+		res, err := svc.Ask(ctx, service.AskRequest{Gateway: name, Session: session, Text: script[i%len(script)]})
+		switch {
+		case errors.Is(err, context.Canceled):
+			return
+		case err != nil:
 			out.line("! demo: %v", err)
+		default:
+			session = res.Session
 		}
 		// Wait for the turn to finish (the agent waits for approvals).
 		for ctx.Err() == nil {
-			var st struct {
-				Output string `json:"output"`
-			}
 			tick := time.NewTimer(400 * time.Millisecond)
 			select {
 			case <-ctx.Done():
@@ -386,11 +380,21 @@ func runDemo(ctx context.Context, out *printer, c *gateway.Client) {
 				return
 			case <-tick.C:
 			}
-			if c.Call(ctx, "session.status", map[string]any{"session_id": ref.ID}, &st) == nil && strings.Contains(st.Output, "Agent Running: No") {
+			if !demoRunning(demo, session) {
 				break
 			}
 		}
 	}
+}
+
+// demoRunning reports whether the demo's session has a turn under way.
+func demoRunning(demo *hermestest.Server, id string) bool {
+	for _, s := range demo.Sessions() {
+		if s.ID == id {
+			return s.Running
+		}
+	}
+	return false
 }
 
 func printEvent(out *printer, ev wire.Event) {

@@ -58,10 +58,10 @@ func (s *Service) Ask(ctx context.Context, req AskRequest) (AskResult, error) {
 	if err != nil {
 		return AskResult{}, err
 	}
-	if c, ok := s.pool.Get(gw); ok {
+	if c, ok := s.gatewayClient(gw); ok {
 		return s.askWS(ctx, c, strings.TrimSpace(req.Session), text)
 	}
-	c, _ := s.APIServer(gw)
+	c, _ := s.apiClient(gw)
 	run, err := c.StartRun(ctx, apiserver.RunRequest{Input: text, SessionID: strings.TrimSpace(req.Session)})
 	if err != nil {
 		return AskResult{}, fmt.Errorf("%v; check the server with `herald watch --api`, then try again", err)

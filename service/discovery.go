@@ -299,7 +299,7 @@ func displayOf(l gateway.LiveSession) string {
 func (s *Service) attachLive(gw string, l gateway.LiveSession, auto bool) {
 	// The pool knows the client as soon as it runs (its first listing
 	// may come before the source is registered).
-	c, ok := s.pool.Get(gw)
+	c, ok := s.gatewayClient(gw)
 	if !ok {
 		s.live.mu.Lock()
 		delete(s.liveLocked(gw).attaching, l.Key)
@@ -393,7 +393,7 @@ func (s *Service) findLive(gw, id string) (gateway.LiveSession, bool) {
 // its live or stored id. On 0.18.2 a client watching it stops receiving
 // its live events.
 func (s *Service) FollowSession(ctx context.Context, gw, id string) error {
-	c, ok := s.Gateway(gw)
+	c, ok := s.gatewayClient(gw)
 	if !ok {
 		return fmt.Errorf("no WebSocket gateway named %q is configured", gw)
 	}
@@ -423,7 +423,7 @@ func (s *Service) FollowSession(ctx context.Context, gw, id string) error {
 // following it again automatically. Its events still reach Herald until
 // another client resumes it (Hermes does not hand them back).
 func (s *Service) UnfollowSession(gw, id string) error {
-	c, ok := s.Gateway(gw)
+	c, ok := s.gatewayClient(gw)
 	if !ok {
 		return fmt.Errorf("no WebSocket gateway named %q is configured", gw)
 	}
@@ -474,7 +474,7 @@ func (s *Service) FollowAll(ctx context.Context, gw string) (int, error) {
 // TakeBack makes the live events of a followed session that another
 // client took come to Herald again.
 func (s *Service) TakeBack(ctx context.Context, gw, id string) error {
-	c, ok := s.Gateway(gw)
+	c, ok := s.gatewayClient(gw)
 	if !ok {
 		return fmt.Errorf("no WebSocket gateway named %q is configured", gw)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -20,11 +21,5 @@ func (s *Service) AnswerText(ctx context.Context, key string, value *wire.Secret
 	return s.inbox.AnswerText(ctx, key, value, surface)
 }
 
-// RespondPrompt answers a clarify, sudo or secret prompt on this
-// gateway's connection (approval.PromptAnswerer).
-func (w *wsSource) RespondPrompt(ctx context.Context, a wire.PromptAnswer) (bool, error) {
-	return w.c.RespondPrompt(ctx, a)
-}
-
 // A WebSocket source answers prompts; an API server has none.
-var _ approval.PromptAnswerer = (*wsSource)(nil)
+var _ approval.PromptAnswerer = (*gateway.Source)(nil)

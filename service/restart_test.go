@@ -34,7 +34,7 @@ func TestRestoredAPIApprovalFollowsItsRun(t *testing.T) {
 				}
 				ch := newChanges()
 				s := New(Config{Clock: clk, Store: st, OnChange: ch.poke})
-				if _, err := s.AddSource(SourceConfig{Kind: KindAPIServer, Name: "api", URL: api.URL, Key: api.Key()}); err != nil {
+				if _, err := s.AddSource(SourceConfig{Kind: KindAPIServer, Name: "api", URL: api.URL, Secrets: map[string]string{"key": api.Key()}}); err != nil {
 					t.Fatal(err)
 				}
 				return s, ch, func() { s.Close(); st.Close() }
@@ -67,7 +67,7 @@ func TestRestoredAPIApprovalFollowsItsRun(t *testing.T) {
 				src, _ := s.Source("api")
 				return src.Status().Sessions == 1
 			})
-			c, _ := s.APIServer("api")
+			c, _ := s.apiClient("api")
 			if _, err := c.StopRun(context.Background(), run); err != nil {
 				t.Fatal(err)
 			}

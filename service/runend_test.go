@@ -22,7 +22,7 @@ func TestAPIRunEndSettlesItsApproval(t *testing.T) {
 		state approval.State
 	}{
 		{name: "stopped", state: approval.StateCancelled, end: func(t *testing.T, s *Service, _ *clock.Fake, run string) {
-			c, _ := s.APIServer("api")
+			c, _ := s.apiClient("api")
 			if _, err := c.StopRun(context.Background(), run); err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +42,7 @@ func TestAPIRunEndSettlesItsApproval(t *testing.T) {
 			store := approval.NewMemoryStore()
 			s := New(Config{Store: store, OnChange: ch.poke})
 			defer s.Close()
-			if _, err := s.AddSource(SourceConfig{Kind: KindAPIServer, Name: "api", URL: api.URL, Key: api.Key()}); err != nil {
+			if _, err := s.AddSource(SourceConfig{Kind: KindAPIServer, Name: "api", URL: api.URL, Secrets: map[string]string{"key": api.Key()}}); err != nil {
 				t.Fatal(err)
 			}
 			run, err := s.StartRun(context.Background(), "api", "approve-me: rm -rf ./build")

@@ -149,10 +149,10 @@ func (s *Service) resolveRun(gw, id string) (gwName, runID, transport string, er
 // transport reports whether gw is a WebSocket gateway or an API server
 // ("" when unknown).
 func (s *Service) transport(gw string) string {
-	if _, ok := s.pool.Get(gw); ok {
+	if _, ok := s.gatewayClient(gw); ok {
 		return TransportWS
 	}
-	if _, ok := s.APIServer(gw); ok {
+	if _, ok := s.apiClient(gw); ok {
 		return TransportAPI
 	}
 	return ""
@@ -183,7 +183,7 @@ func (s *Service) StopRun(ctx context.Context, gw, id string) (StopResult, error
 }
 
 func (s *Service) interruptSession(ctx context.Context, gw, id string) (StopResult, error) {
-	c, ok := s.pool.Get(gw)
+	c, ok := s.gatewayClient(gw)
 	if !ok {
 		return StopResult{}, fmt.Errorf("no gateway named %q is configured", gw)
 	}
@@ -278,7 +278,7 @@ func interruptError(gw, id string, err error) error {
 }
 
 func (s *Service) stopAPIRun(ctx context.Context, gw, id string) (StopResult, error) {
-	c, ok := s.APIServer(gw)
+	c, ok := s.apiClient(gw)
 	if !ok {
 		return StopResult{}, fmt.Errorf("no API server named %q is configured", gw)
 	}

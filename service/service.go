@@ -23,6 +23,7 @@ import (
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -61,7 +62,6 @@ type Service struct {
 	clk   clock.Clock
 	log   *slog.Logger
 	inbox *approval.Inbox
-	pool  *gateway.Pool
 	ctx   context.Context
 	stop  context.CancelFunc
 
@@ -80,7 +80,7 @@ type Service struct {
 	// sessionCount and sessionsDropped bound the live view per gateway
 	// (see MaxSessionsPerGateway).
 	sessionCount, sessionsDropped map[string]int
-	statuses                      map[string]gateway.Status
+	statuses                      map[string]source.Status
 }
 
 // SessionView is what Herald shows about one session.
@@ -115,7 +115,7 @@ func New(cfg Config) *Service {
 
 		sessionCount:    map[string]int{},
 		sessionsDropped: map[string]int{},
-		statuses:        map[string]gateway.Status{},
+		statuses:        map[string]source.Status{},
 	}
 	s.inbox = approval.New(approval.Options{
 		Clock:     cfg.Clock,
@@ -129,7 +129,6 @@ func New(cfg Config) *Service {
 			s.changed()
 		},
 	})
-	s.pool = gateway.NewPool(ctx, s.onEvent, s.onStatus)
 	return s
 }
 
@@ -154,11 +153,8 @@ func (s *Service) problem(source string, err error) {
 // Inbox is the approval inbox.
 func (s *Service) Inbox() *approval.Inbox { return s.inbox }
 
-// Pool is the set of WebSocket gateway channels. Surfaces use Sources.
-func (s *Service) Pool() *gateway.Pool { return s.pool }
-
 // AddGateway starts a channel to a WebSocket gateway; it is AddSource for
-// callers that need the gateway client itself.
+// callers (tests) that need the gateway client itself.
 func (s *Service) AddGateway(cfg gateway.Config) (*gateway.Client, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = s.clk
@@ -169,28 +165,35 @@ func (s *Service) AddGateway(cfg gateway.Config) (*gateway.Client, error) {
 	if cfg.DiscoveryInterval == 0 {
 		cfg.DiscoveryInterval = s.cfg.DiscoveryInterval
 	}
-	userDisc := cfg.OnDiscovery
+	userDisc, userEvent := cfg.OnDiscovery, cfg.OnEvent
 	cfg.OnDiscovery = func(d gateway.Discovery) {
 		if userDisc != nil {
 			userDisc(d)
 		}
 		s.onDiscovery(d)
 	}
+	cfg.OnEvent = func(ev wire.Event) {
+		if userEvent != nil {
+			userEvent(ev)
+		}
+		s.onEvent(ev)
+	}
+	cfg.OnStatus = s.statusHook(cfg.OnStatus)
 	if cfg.Name != "" {
 		if err := s.taken(cfg.Name); err != nil {
 			return nil, err
 		}
 	}
-	c, err := s.pool.Add(cfg)
+	var name string
+	src, err := gateway.NewSource(cfg, func(err error) { s.problem(name, err) })
 	if err != nil {
 		return nil, err
 	}
-	if err := s.register(&wsSource{c: c, svc: s}, nil, nil); err != nil {
-		s.pool.Remove(c.Name())
+	name = src.Name()
+	if err := s.start(src); err != nil {
 		return nil, err
 	}
-	s.changed()
-	return c, nil
+	return src.Client(), nil
 }
 
 // Answer sends a user's choice through the inbox.
@@ -247,21 +250,7 @@ func ShortKey(key string) string {
 	return fmt.Sprintf("%08x", h)
 }
 
-func (s *Service) onStatus(st gateway.Status) {
-	if st.Kind == "" {
-		st.Kind = string(KindGateway)
-	}
-	if st.State == gateway.StateConnected {
-		if src, ok := s.Source(st.Gateway); ok {
-			if w, ok := src.(*wsSource); ok && w.hasPending() {
-				s.wg.Add(1)
-				go func() {
-					defer s.wg.Done()
-					w.attachPending()
-				}()
-			}
-		}
-	}
+func (s *Service) onStatus(st source.Status) {
 	s.mu.Lock()
 	s.statuses[st.Gateway] = st
 	s.mu.Unlock()
@@ -354,7 +343,7 @@ func tail(s string, n int) string {
 // View is everything a surface shows.
 type View struct {
 	At        time.Time          `json:"at"`
-	Gateways  []gateway.Status   `json:"gateways"`
+	Gateways  []source.Status    `json:"gateways"`
 	Sessions  []SessionView      `json:"sessions"`
 	Approvals []approval.Request `json:"approvals"` // live, oldest first
 	Recent    []approval.Request `json:"recent"`    // ended, newest first
@@ -411,7 +400,6 @@ func (s *Service) History(f approval.Filter) ([]approval.Entry, error) {
 
 // Close stops every channel and the inbox.
 func (s *Service) Close() {
-	s.pool.Close()
 	s.closeSources()
 	s.stop()
 	s.wg.Wait()
