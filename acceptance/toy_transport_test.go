@@ -1,0 +1,205 @@
+// Package acceptance_test proves the transport contract: a toy transport
+// that exists only in this file is registered with one line and driven
+// through the service, the command line (over the control socket) and the
+// window's API, with no other file knowing it.
+package acceptance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zalando/go-keyring"
+
+	"github.com/herald-desktop/herald/app"
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/source"
+	"github.com/herald-desktop/herald/backend/wire"
+	"github.com/herald-desktop/herald/cli"
+	"github.com/herald-desktop/herald/service"
+)
+
+// toy is a transport that asks for one approval as soon as it runs and
+// remembers the answers it was sent.
+type toy struct {
+	name, secret string
+	h            source.Hooks
+
+	mu      sync.Mutex
+	status  source.Status
+	answers []string
+	asked   chan struct{} // closed once the approval is in the inbox
+	got     chan struct{} // closed at the first answer
+}
+
+const toyKind source.Kind = "toy"
+
+// toyDriver is the toy's registration; opened records every source.
+func toyDriver(opened chan<- *toy) source.Driver {
+	return source.Driver{
+		Kind: toyKind, Title: "Toy transport", DefaultURL: "toy://local",
+		Auth: []source.AuthMode{{Name: "key", Label: "Toy key", Secret: "Key"}},
+		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
+			t := &toy{name: cfg.Name, secret: cfg.Secrets["key"], h: h, asked: make(chan struct{}), got: make(chan struct{})}
+			t.status = source.Status{Gateway: cfg.Name, Kind: string(toyKind), State: source.StateIdle}
+			opened <- t
+			return t, nil
+		},
+		Check: func(_ context.Context, cfg source.Config) source.CheckResult {
+			if cfg.Secrets["key"] != "sesame" {
+				return source.CheckResult{Stage: "key", Message: "the toy refused the key"}
+			}
+			return source.CheckResult{OK: true, Stage: "key", Message: "Connected to the toy"}
+		},
+	}
+}
+
+func (t *toy) Name() string      { return t.name }
+func (t *toy) Kind() source.Kind { return toyKind }
+func (t *toy) ReconnectNow()     {}
+func (t *toy) Status() source.Status {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.status
+}
+func (t *toy) setState(s source.State) {
+	t.mu.Lock()
+	t.status.State = s
+	st := t.status
+	t.mu.Unlock()
+	t.h.OnStatus(st)
+}
+func (t *toy) Follow(context.Context, string) error { return nil }
+func (t *toy) Unfollow(string)                      {}
+
+func (t *toy) Run(ctx context.Context) error {
+	t.setState(source.StateConnected)
+	payload, _ := json.Marshal(map[string]any{"command": "rm -rf /toy", "description": "toy danger", "choices": source.Choices()})
+	ev := wire.Event{Gateway: t.name, Session: "s1", Kind: wire.ApprovalRequest, Payload: payload, ReceivedAt: time.Now()}
+	_ = ev.DecodeData()
+	t.h.OnEvent(ev)
+	close(t.asked)
+	<-ctx.Done()
+	t.setState(source.StateStopped)
+	return ctx.Err()
+}
+
+func (t *toy) RespondApproval(_ context.Context, session, choice, _ string) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.answers = append(t.answers, session+":"+choice)
+	if len(t.answers) == 1 {
+		close(t.got)
+	}
+	return 1, nil
+}
+
+func (t *toy) RespondServerRequest(context.Context, string, string) error { return nil }
+
+func wait(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no %s within 10s", what)
+	}
+}
+
+func TestToyTransportThroughEverySurface(t *testing.T) {
+	opened := make(chan *toy, 4)
+	source.Register(toyDriver(opened)) // the one registration line
+	t.Cleanup(func() { source.Unregister(toyKind) })
+
+	t.Run("service and command line", func(t *testing.T) {
+		svc := service.New(service.Config{})
+		defer svc.Close()
+		dir := t.TempDir()
+		if err := os.Chmod(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		ctl := filepath.Join(dir, "control.sock")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if err := svc.ServeControl(ctx, ctl); err != nil {
+			t.Fatal(err)
+		}
+		src, err := svc.AddSource(service.SourceConfig{Kind: "toy", Name: "toybox", Secrets: map[string]string{"key": "sesame"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tt := <-opened
+		if tt.secret != "sesame" || src.Kind() != toyKind {
+			t.Fatalf("opened %+v as %s", tt, src.Kind())
+		}
+		wait(t, tt.asked, "approval")
+		var out, errOut bytes.Buffer
+		if code := cli.Main(ctx, []string{"pending", "--control", ctl}, strings.NewReader(""), &out, &errOut); code != 0 || !strings.Contains(out.String(), "rm -rf /toy") {
+			t.Fatalf("herald pending: %d %q %q", code, out.String(), errOut.String())
+		}
+		pending := svc.Inbox().Pending()
+		if len(pending) != 1 {
+			t.Fatalf("%d pending, want 1", len(pending))
+		}
+		out.Reset()
+		if code := cli.Main(ctx, []string{"approve", "--control", ctl, service.ShortKey(pending[0].Key), "once"}, strings.NewReader(""), &out, &errOut); code != 0 {
+			t.Fatalf("herald approve: %d %q %q", code, out.String(), errOut.String())
+		}
+		wait(t, tt.got, "answer")
+		if tt.answers[0] != "s1:once" {
+			t.Fatalf("answers %v", tt.answers)
+		}
+		if r, _ := svc.Inbox().Get(pending[0].Key); r.State != approval.StateResolved {
+			t.Fatalf("state %s, want resolved", r.State)
+		}
+		if st := src.Status(); st.State != source.StateConnected || st.Kind != "toy" {
+			t.Fatalf("status %+v", st)
+		}
+	})
+
+	t.Run("window", func(t *testing.T) {
+		keyring.MockInit()
+		settings, err := app.NewSettingsStore(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := app.New(app.Deps{Settings: settings, Secrets: app.NewSecrets(app.OSKeyring{}), Store: approval.NewMemoryStore()})
+		if err := a.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		if r := a.TestGateway(app.AddGatewayRequest{Kind: "toy", Auth: "key", Key: "wrong"}); r.OK {
+			t.Fatalf("test with a wrong key: %+v", r)
+		}
+		if r := a.TestGateway(app.AddGatewayRequest{Kind: "toy", Auth: "key", Key: "sesame"}); !r.OK {
+			t.Fatalf("test: %+v", r)
+		}
+		if err := a.AddGateway(app.AddGatewayRequest{Name: "toybox", Kind: "toy", Auth: "key", Key: "sesame"}); err != nil {
+			t.Fatal(err)
+		}
+		tt := <-opened
+		if tt.secret != "sesame" {
+			t.Fatalf("the keychain's key did not reach the toy: %q", tt.secret)
+		}
+		wait(t, tt.asked, "approval")
+		snap := a.Snapshot()
+		if len(snap.Approvals) != 1 || len(snap.Gateways) != 1 || snap.Gateways[0].Kind != "toy" {
+			t.Fatalf("snapshot: %d approvals, gateways %+v", len(snap.Approvals), snap.Gateways)
+		}
+		if err := a.Answer(snap.Approvals[0].Key, "deny", false); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, tt.got, "answer")
+		if tt.answers[0] != "s1:deny" {
+			t.Fatalf("answers %v", tt.answers)
+		}
+		if err := a.RemoveGateway("toybox"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
