@@ -171,7 +171,7 @@ func New(cfg Config) (*Client, error) {
 		clk:  cfg.Clock,
 		log:  cfg.Logger.With("api_server", name),
 		base: base,
-		out:  source.NewEventQueue(),
+		out:  source.NewBoundedEventQueue(source.QueueLimits{}, cfg.Logger.With("api_server", name)),
 		key:  cfg.Key,
 		runs: map[string]*runState{},
 		wake: make(chan struct{}),
@@ -300,7 +300,7 @@ func (c *Client) Run(ctx context.Context) error {
 			rs.following = false
 		}
 		// Events emitted from now on wait for the next Run.
-		c.out = source.NewEventQueue()
+		c.out = source.NewBoundedEventQueue(source.QueueLimits{}, c.log)
 		c.mu.Unlock()
 		q.Close()
 		<-delivered

@@ -1,6 +1,10 @@
 package source
 
-import "github.com/herald-desktop/herald/backend/wire"
+import (
+	"log/slog"
+
+	"github.com/herald-desktop/herald/backend/wire"
+)
 
 // EventQueue is the two-lane queue every transport puts between its
 // reader and its consumer, so they all deliver the same way: approvals and their cancellations jump ahead of
@@ -11,8 +15,15 @@ type EventQueue struct{ q *queue }
 // CoalesceAfter is the backlog beyond which queued deltas are merged.
 const CoalesceAfter = coalesceAfter
 
-// NewEventQueue returns an empty, open queue.
+// NewEventQueue returns an empty, open queue with the default bounds.
 func NewEventQueue() *EventQueue { return &EventQueue{q: newQueue()} }
+
+// NewBoundedEventQueue returns an empty, open queue bounded by lim (zero
+// fields take the defaults) that logs its overflow to log (nil: nowhere).
+// See queue for what happens over a bound.
+func NewBoundedEventQueue(lim QueueLimits, log *slog.Logger) *EventQueue {
+	return &EventQueue{q: newBoundedQueue(lim, log)}
+}
 
 // Push queues events; after Close it drops them.
 func (e *EventQueue) Push(evs ...wire.Event) { e.q.push(evs...) }
@@ -20,6 +31,11 @@ func (e *EventQueue) Push(evs ...wire.Event) { e.q.push(evs...) }
 // Pop blocks until an event is available (urgent lane first) or the queue
 // is closed and drained, when it reports false.
 func (e *EventQueue) Pop() (wire.Event, bool) { return e.q.pop() }
+
+// Refuse stands for a request a transport refuses for one of its own
+// bounds (reason says which): it is not delivered, but counted into a
+// wire.Refused event, exactly as a request over the queue's bounds.
+func (e *EventQueue) Refuse(ev wire.Event, reason string) { e.q.refuse(ev, reason) }
 
 // Len is the number of queued events.
 func (e *EventQueue) Len() int { return e.q.len() }

@@ -191,6 +191,8 @@ func typedPayload(kind string) any {
 		return &CancelPayload{}
 	case Resync:
 		return &ResyncPayload{}
+	case Refused:
+		return &RefusedPayload{}
 	case NotificationShow, NotificationLegacy:
 		return &NotificationPayload{}
 	case NotificationClear:
