@@ -74,6 +74,8 @@ type Config struct {
 	Rand func() float64
 	// Logger receives diagnostics; secrets are never logged.
 	Logger *slog.Logger
+	// Queue bounds the events waiting for OnEvent (zero: the defaults).
+	Queue source.QueueLimits
 
 	// OnEvent receives every event in order, from one goroutine.
 	OnEvent func(wire.Event)
@@ -113,10 +115,14 @@ type Client struct {
 	// openSRQ maps approval server requests delivered and not yet
 	// answered or cancelled to their session.
 	openSRQ map[string]string
-	// srqParams holds the params of each open server request: one listed
-	// again with other params under the same id is delivered (the inbox
-	// flags the conflict), never dropped as a duplicate.
+	// srqParams holds a digest of the params of each open server request
+	// (paramsDigest): one listed again with other params under the same
+	// id is delivered (the inbox flags the conflict), never dropped as a
+	// duplicate.
 	srqParams map[string]string
+	// srqCapped: MaxOpenServerRequests was reached (logged once per
+	// episode).
+	srqCapped bool
 	// sessionsCapped: MaxTrackedSessions was reached (logged once).
 	sessionsCapped bool
 	// epochChanged is set by onReady when the replay epoch moved.
@@ -167,7 +173,6 @@ func New(cfg Config) (*Client, error) {
 		clk:      cfg.Clock,
 		log:      cfg.Logger.With("gateway", name),
 		target:   t,
-		out:      source.NewEventQueue(),
 		kick:     make(chan struct{}, 1),
 		check:    make(chan struct{}, 1),
 		rearm:    make(chan struct{}, 1),
@@ -176,6 +181,7 @@ func New(cfg Config) (*Client, error) {
 
 		srqParams: make(map[string]string),
 	}
+	c.out = source.NewBoundedEventQueue(cfg.Queue, c.log)
 	c.auth = newAuthState(c)
 	c.status = Status{Gateway: name, Kind: string(Kind), State: StateIdle}
 	return c, nil

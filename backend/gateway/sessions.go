@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -243,17 +244,62 @@ func (c *Client) openRequests(live string, reqs []openRequest, replayed bool) {
 // delivered and not yet answered or cancelled is not delivered again when
 // a reconnect lists it in open_requests with the same params. Other
 // params under an open id are delivered: the inbox flags the conflict.
+//
+// Open requests are bounded (MaxOpenServerRequests, each kept as its id,
+// session and a digest of its params): past the bound a new one is
+// refused, shown as a flood and not answered (the gateway times it out).
+// One whose id or session is longer than maxTrackedIDBytes is delivered
+// untracked (the inbox fails it: it cannot be answered faithfully).
 func (c *Client) emitServerRequest(ev wire.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ev.Kind == wire.ApprovalServerRequest || ev.IsPrompt() {
-		if _, dup := c.openSRQ[ev.RequestID]; dup && c.srqParams[ev.RequestID] == string(ev.Payload) {
+		digest := paramsDigest(ev.Payload)
+		_, open := c.openSRQ[ev.RequestID]
+		switch {
+		case open && c.srqParams[ev.RequestID] == digest:
 			return
+		case len(ev.RequestID) > maxTrackedIDBytes || len(ev.Session) > maxTrackedIDBytes:
+		case !open && len(c.openSRQ) >= MaxOpenServerRequests:
+			if !c.srqCapped {
+				c.srqCapped = true
+				c.log.Warn("the gateway has more server requests open than Herald tracks; refusing new ones until some end (not shown, not answered: the gateway times them out)", "limit", MaxOpenServerRequests)
+			}
+			c.out.Refuse(c.withEpochLocked(ev), fmt.Sprintf("gateway %s had %d server requests open, the most Herald tracks", c.name, MaxOpenServerRequests))
+			return
+		default:
+			c.openSRQ[ev.RequestID] = ev.Session
+			c.srqParams[ev.RequestID] = digest
 		}
-		c.openSRQ[ev.RequestID] = ev.Session
-		c.srqParams[ev.RequestID] = string(ev.Payload)
 	}
 	c.dispatchLocked(ev)
+}
+
+// MaxOpenServerRequests bounds the server requests a client tracks as
+// open (delivered, not yet answered or cancelled). Herald's inbox takes
+// far fewer per gateway; the rest are refused there, but stay open at the
+// gateway until it times them out.
+const MaxOpenServerRequests = 4096
+
+// maxTrackedIDBytes bounds the ids and session names kept per open
+// server request, so MaxOpenServerRequests bounds bytes too.
+const maxTrackedIDBytes = 1 << 10
+
+// paramsDigest stands for a server request's params when telling a
+// repeat from a conflict: 32 bytes however large the params.
+func paramsDigest(params []byte) string {
+	sum := sha256.Sum256(params)
+	return string(sum[:])
+}
+
+func (c *Client) withEpochLocked(ev wire.Event) wire.Event {
+	if ev.Epoch == "" {
+		ev.Epoch = c.epoch
+	}
+	if s := c.sessions[ev.Session]; s != nil {
+		ev.StoredSession = s.stored
+	}
+	return ev
 }
 
 // closeSRQ forgets a server request that was answered or cancelled.
@@ -261,6 +307,9 @@ func (c *Client) closeSRQ(id string) {
 	c.mu.Lock()
 	delete(c.openSRQ, id)
 	delete(c.srqParams, id)
+	if len(c.openSRQ) < MaxOpenServerRequests/2 {
+		c.srqCapped = false
+	}
 	c.mu.Unlock()
 }
 
