@@ -24,7 +24,7 @@ import (
 func (in *Inbox) Ingest(ev wire.Event) {
 	switch {
 	case ev.Kind == wire.ApprovalRequest, ev.Kind == wire.ApprovalServerRequest, ev.Kind == wire.RequestCancel, ev.Kind == wire.Resync, ev.Kind == wire.ToolComplete, ev.Kind == wire.MessageComplete:
-	case ev.IsPrompt(), ev.IsPromptExpire():
+	case ev.IsPrompt(), ev.IsPromptExpire(), ev.Kind == wire.Refused:
 	case runEnds[ev.Kind]:
 	default:
 		return
@@ -45,6 +45,8 @@ func (in *Inbox) Ingest(ev wire.Event) {
 			in.expirePromptLocked(ev, now)
 		case wire.Resync:
 			in.resyncLocked(ev, now)
+		case wire.Refused:
+			in.refusedLocked(ev, now)
 		case wire.ToolComplete:
 			in.toolCompleteLocked(ev, now)
 		case "run.completed", "run.failed", "run.cancelled", "run.interrupted":
@@ -133,7 +135,7 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 	if r.Key == "" {
 		ns := eventNS(r)
 		r.Key = in.evKey(ns)
-		if in.poisoned[ns] {
+		if in.poisoned[ns] || in.poisoned[r.Gateway+"/ev/*"] {
 			r.Conflict = "Herald refused earlier approvals from this session while its gateway was flooding, and this gateway applies answers in arrival order, so an approval could reach one of those instead"
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/herald-desktop/herald/backend/wire"
 )
 
 // Bounds on what a gateway can make the inbox hold. Everything a gateway
@@ -53,10 +55,17 @@ type Flood struct {
 	Active bool `json:"active"`
 	// LastCommand is the beginning of the latest refused command, raw.
 	LastCommand string `json:"last_command,omitempty"`
+	// Bound, when set, is the bound of Herald's link to the gateway that
+	// the latest refusal hit (its queue, or its open server requests),
+	// rather than the inbox's Limit.
+	Bound string `json:"bound,omitempty"`
 }
 
 // Message says what happened and what to do, for every surface.
 func (f Flood) Message() string {
+	if f.Bound != "" {
+		return fmt.Sprintf("gateway %s flooded Herald at %s: %d requests were refused (latest: %s; not shown, not answered: the gateway times them out and does not run them). Check what the agent is doing", f.Gateway, f.Since.Format("15:04:05"), f.Refused, f.Bound)
+	}
 	if f.Active {
 		return fmt.Sprintf("gateway %s is flooding Herald: it has %d approvals open, the most Herald takes; %d more were refused (not shown, not answered: the gateway times them out and does not run them). Answer or deny the open ones, and check what the agent is doing", f.Gateway, f.Limit, f.Refused)
 	}
@@ -148,6 +157,59 @@ func (in *Inbox) decLocked(m map[string]int, gw string) {
 
 // refuseLocked records an arrival over the gateway's limit.
 func (in *Inbox) refuseLocked(r Request, now time.Time) {
+	// The gateway answers this form in arrival order: once it holds a
+	// request Herald never showed, a later answer could reach it.
+	poison := !r.Kind.IsPrompt() && r.Dialect == DialectEvent && r.QueueID == ""
+	in.refuseNLocked(r, 1, poison, fmt.Sprintf("refused: gateway %s already has %d approvals open (Herald's limit); not shown or answered, so the gateway times it out and does not run it", r.Gateway, in.maxPending), "", now)
+}
+
+// refusedLocked records requests that the gateway's transport refused
+// for one of its own bounds (a wire.Refused event): counted into the
+// gateway's flood and logged, one audit entry per event.
+func (in *Inbox) refusedLocked(ev wire.Event, now time.Time) {
+	p, ok := ev.Data.(*wire.RefusedPayload)
+	if !ok || p.Count <= 0 {
+		return
+	}
+	r := Request{
+		Kind: KindApproval, Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession,
+		Command: p.LastCommand, ReceivedAt: ev.ReceivedAt, Dialect: DialectServerRequest, Epoch: ev.Epoch,
+	}
+	switch p.Method {
+	case wire.ApprovalRequest, wire.ClarifyRequest, wire.SudoRequest, wire.SecretRequest:
+		r.Dialect = DialectEvent
+	}
+	switch p.Method {
+	case wire.ClarifyRequest, wire.ClarifyServerRequest:
+		r.Kind = KindClarify
+	case wire.SudoRequest, wire.SudoServerRequest:
+		r.Kind = KindSudo
+	case wire.SecretRequest, wire.SecretServerRequest:
+		r.Kind = KindSecret
+	}
+	if r.ReceivedAt.IsZero() {
+		r.ReceivedAt = now
+	}
+	in.boundLocked(&r)
+	r.Key = in.evKey(r.Gateway + "/refused")
+	if p.Unkeyed && p.AllSessions {
+		// Refused in sessions too many to name: every session of this
+		// gateway that is answered in arrival order is affected.
+		in.poisoned[r.Gateway+"/ev/*"] = true
+	}
+	what := "requests were"
+	if p.Count == 1 {
+		what = "request was"
+	}
+	why := fmt.Sprintf("refused: %d %s not taken in: %s; not shown or answered, so the gateway times them out and does not run them", p.Count, what, p.Reason)
+	in.refuseNLocked(r, p.Count, p.Unkeyed, why, p.Reason, now)
+}
+
+// refuseNLocked counts n refused requests, r standing for them, into the
+// gateway's flood and reports r, failed with why. poison: one of them was
+// an approval the gateway answers in arrival order, so later approvals of
+// its session are deny-only.
+func (in *Inbox) refuseNLocked(r Request, n int, poison bool, why, bound string, now time.Time) {
 	f := in.floods[r.Gateway]
 	if f == nil || !f.Active {
 		if f == nil {
@@ -157,12 +219,11 @@ func (in *Inbox) refuseLocked(r Request, now time.Time) {
 		f.Since, f.Active = now, true
 	}
 	f.Limit = in.maxPending
-	f.Refused++
+	f.Refused += n
+	f.Bound = bound
 	f.Last = now
 	f.LastCommand, _ = Truncate(r.Command, 200)
-	if !r.Kind.IsPrompt() && r.Dialect == DialectEvent && r.QueueID == "" {
-		// The gateway answers this form in arrival order: once it holds a
-		// request Herald never showed, a later answer could reach it.
+	if poison {
 		in.poisoned[eventNS(r)] = true
 	}
 	// The audit log keeps the beginning of a refused command: it was
@@ -175,7 +236,7 @@ func (in *Inbox) refuseLocked(r Request, now time.Time) {
 		r.Command, r.Truncated = cmd, true
 	}
 	r.State = StateFailed
-	r.Outcome = Outcome{At: now, Error: fmt.Sprintf("refused: gateway %s already has %d approvals open (Herald's limit); not shown or answered, so the gateway times it out and does not run it", r.Gateway, in.maxPending)}
+	r.Outcome = Outcome{At: now, Error: why}
 	in.out = append(in.out, Change{Kind: ChangeRefused, At: now, Request: r.clone()})
 }
 

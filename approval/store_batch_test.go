@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/wire"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -172,5 +173,57 @@ func TestRefusalKeepsCommandBeginning(t *testing.T) {
 		if c := <-f.changes; c.Kind == ChangeRefused && (!c.Request.Truncated || c.Request.CommandBytes != len(big)) {
 			t.Fatalf("refused change: truncated %v, %d bytes, want %d", c.Request.Truncated, c.Request.CommandBytes, len(big))
 		}
+	}
+}
+
+// TestTransportRefusalsShownAsFlood: a wire.Refused event (the gateway
+// link's queue or open-request bound) counts every request it stands for
+// into the gateway's flood, is logged, and when it stood for an approval
+// answered in arrival order, makes that session's later approvals
+// deny-only.
+func TestTransportRefusalsShownAsFlood(t *testing.T) {
+	t.Parallel()
+	refused := func(session, method string, n int, unkeyed, all bool) wire.Event {
+		return event("g1", session, wire.Refused, t0, wire.RefusedPayload{Method: method, Count: n, Reason: "Herald's queue for gateway g1 was full", LastCommand: "rm -rf ./junk", Unkeyed: unkeyed, AllSessions: all})
+	}
+	tests := []struct {
+		name     string
+		ev       wire.Event
+		conflict map[string]bool // session of a later legacy approval: deny-only
+	}{
+		{"server requests", refused("s1", wire.ApprovalServerRequest, 37, false, false), map[string]bool{"s1": false, "s2": false}},
+		{"unkeyed events", refused("s1", wire.ApprovalRequest, 37, true, false), map[string]bool{"s1": true, "s2": false}},
+		{"unkeyed, all sessions", refused("", wire.ApprovalRequest, 37, true, true), map[string]bool{"s1": true, "s2": true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			f.in.Ingest(tt.ev)
+			s := f.in.Snapshot()
+			if len(s.Floods) != 1 || s.Floods[0].Refused != 37 || s.Floods[0].Bound == "" {
+				t.Fatalf("floods %+v", s.Floods)
+			}
+			msg := s.Floods[0].Message()
+			if !strings.Contains(msg, "37 requests were refused") || !strings.Contains(msg, "queue") {
+				t.Fatalf("flood message %q", msg)
+			}
+			es, _ := f.store.List(Filter{})
+			if len(es) != 1 || es[0].Kind != ChangeRefused || !strings.Contains(es[0].Error, "37 requests") || es[0].Command != "rm -rf ./junk" {
+				t.Fatalf("audit %+v", es)
+			}
+			for sid, deny := range tt.conflict {
+				f.in.Ingest(legacy("g1", sid, "echo later", t0))
+				var r Request
+				for _, x := range f.in.Pending() {
+					if x.Session == sid {
+						r = x
+					}
+				}
+				if (r.Conflict != "") != deny {
+					t.Fatalf("session %s: conflict %q, want deny-only %v", sid, r.Conflict, deny)
+				}
+			}
+		})
 	}
 }
