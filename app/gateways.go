@@ -2,10 +2,8 @@ package app
 
 import (
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -41,23 +39,11 @@ func (a *App) sourceConfig(g GatewaySettings) (service.SourceConfig, error) {
 		cfg.Secrets = map[string]string{m.Name: v}
 	}
 	if g.CAFile != "" {
-		if cfg.RootCAs, err = readCA(g.CAFile); err != nil {
+		if cfg.RootCAs, err = service.ReadCA(g.CAFile); err != nil {
 			return cfg, err
 		}
 	}
 	return cfg, nil
-}
-
-func readCA(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the CA file %s: %v", path, err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s holds no PEM certificate", path)
-	}
-	return pool, nil
 }
 
 // connect starts a gateway's source and follows the sessions the user
@@ -145,7 +131,7 @@ func (a *App) TestGateway(req AddGatewayRequest) TestResult {
 	}
 	cfg := source.Config{URL: req.URL, Username: req.Username}
 	if strings.TrimSpace(req.CAFile) != "" {
-		if cfg.RootCAs, err = readCA(strings.TrimSpace(req.CAFile)); err != nil {
+		if cfg.RootCAs, err = service.ReadCA(strings.TrimSpace(req.CAFile)); err != nil {
 			return TestResult{Stage: "tls", Message: err.Error()}
 		}
 	}

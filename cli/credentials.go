@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +29,7 @@ type credFlags struct {
 	token, user, pass, apiKey       *string
 	tokenFile, passFile, apiKeyFile *string
 	allowInsecure                   *bool
+	caFile                          *string
 }
 
 func addCredFlags(fs *flag.FlagSet) *credFlags {
@@ -40,6 +42,7 @@ func addCredFlags(fs *flag.FlagSet) *credFlags {
 		passFile:      fs.String("password-file", "", `read the password from this file ("-": one line from stdin)`),
 		apiKeyFile:    fs.String("api-key-file", "", `read the API server key from this file ("-": one line from stdin)`),
 		allowInsecure: fs.Bool("allow-insecure", false, "send secrets over plain http:// to a host other than this machine (readable on the network)"),
+		caFile:        fs.String("ca-file", "", "trust the CA certificates (PEM) in this file for https:// and wss:// instead of the system's (or set SSL_CERT_FILE)"),
 	}
 	usage := fs.Usage
 	fs.Usage = func() {
@@ -53,8 +56,12 @@ func addCredFlags(fs *flag.FlagSet) *credFlags {
 	return c
 }
 
-// creds are the resolved secrets.
-type creds struct{ token, user, pass, apiKey string }
+// creds are the resolved secrets, and the CA roots of --ca-file (nil:
+// the system's, which SSL_CERT_FILE can name).
+type creds struct {
+	token, user, pass, apiKey string
+	roots                     *x509.CertPool
+}
 
 // secrets are the credentials by the drivers' auth mode names.
 func (c creds) secrets() map[string]string {
@@ -122,6 +129,13 @@ func (c *credFlags) resolve(e *env) (creds, io.Reader, error) {
 		}
 	}
 	out.user = firstNonEmpty(*c.user, e.getenv("HERALD_USERNAME"))
+	if *c.caFile != "" {
+		roots, err := service.ReadCA(*c.caFile)
+		if err != nil {
+			return out, stdin, fmt.Errorf("--ca-file: %w", err)
+		}
+		out.roots = roots
+	}
 	return out, stdin, nil
 }
 

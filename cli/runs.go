@@ -79,6 +79,7 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 	cfg := service.SourceConfig{
 		Secrets:  cr.secrets(),
 		Username: cr.user,
+		RootCAs:  cr.roots,
 		OnStatus: func(s source.Status) {
 			select {
 			case connected <- string(s.State) + "\x00" + s.Err:

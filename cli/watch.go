@@ -240,11 +240,11 @@ func cmdWatch(e *env, args []string) error {
 	var configs []service.SourceConfig
 	for _, a := range apis {
 		name, u := splitGateway(a)
-		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, Name: name, URL: u, Secrets: map[string]string{"key": *apiKey}, OnStatus: onStatus})
+		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, Name: name, URL: u, Secrets: map[string]string{"key": *apiKey}, RootCAs: cr.roots, OnStatus: onStatus})
 	}
 	for _, g := range gws {
 		name, u := splitGateway(g)
-		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Secrets: map[string]string{"token": *token, "password": *pass}, Username: *user, OnStatus: onStatus})
+		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Secrets: map[string]string{"token": *token, "password": *pass}, Username: *user, RootCAs: cr.roots, OnStatus: onStatus})
 	}
 	var wsNames []string
 	for i, cfg := range configs {

@@ -1,7 +1,10 @@
 package service
 
 import (
+	"crypto/x509"
+	"fmt"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/herald-desktop/herald/backend/addr"
@@ -65,4 +68,18 @@ func RedactURL(rawURL string) string {
 		s += " (credentials and query not shown)"
 	}
 	return s
+}
+
+// ReadCA reads the PEM CA certificates that replace the system roots for
+// a gateway (the window's CA file setting, the CLI's --ca-file).
+func ReadCA(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the CA file %s: %v", path, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	return pool, nil
 }

@@ -35,7 +35,7 @@ func (p Peer) DescribeNetErr(host string, err error) error {
 	case errors.Is(err, context.Canceled):
 		return err
 	case errors.As(err, &certErr), errors.As(err, &unk), errors.As(err, &hostErr):
-		return fmt.Errorf("the TLS certificate of %s is not trusted (%v): add %s's CA certificate in Herald's settings", host, err, p.Name)
+		return fmt.Errorf("the TLS certificate of %s is not trusted (%v): add %s's CA certificate (the window: \"CA certificate\" in the gateway's settings; the command line: --ca-file FILE, or SSL_CERT_FILE=FILE)", host, err, p.Name)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%s did not answer in time: %s: %w", host, p.Reach, err)
 	}

@@ -43,7 +43,7 @@ func TestDescribeNetErr(t *testing.T) {
 		dialed bool
 	}{
 		{"dial", &url.Error{Op: "Get", URL: "http://h/?token=secret", Err: dial}, []string{"cannot reach the test server at h:1", "connection refused", "check the test address"}, true},
-		{"tls", x509.UnknownAuthorityError{}, []string{"TLS certificate of h:1 is not trusted", "add the test server's CA certificate"}, false},
+		{"tls", x509.UnknownAuthorityError{}, []string{"TLS certificate of h:1 is not trusted", "add the test server's CA certificate", "--ca-file FILE", "SSL_CERT_FILE", "gateway's settings"}, false},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), []string{"h:1 did not answer in time: check the test address"}, false},
 		{"other", errors.New("EOF"), []string{"talking to the test server at h:1 failed: EOF"}, false},
 	}
