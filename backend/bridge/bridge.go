@@ -188,6 +188,11 @@ type Client struct {
 	// answer was this Herald's own whose reply was lost.
 	ended  map[string]Item
 	endedQ []string
+	resync bool // the next poll returns at once (after a failure)
+	// answering holds the ids with an answer on its way; a poll that finds
+	// one gone leaves its end to the answer's result (the outcome it saw
+	// is kept here), so Herald's own answer never reads as "elsewhere".
+	answering map[string]*string
 }
 
 const maxEnded = 256
@@ -232,7 +237,7 @@ func New(cfg Config) (*Client, error) {
 		}
 		hc = &http.Client{Transport: tr}
 	}
-	c := &Client{cfg: cfg, base: base, hc: hc, kick: make(chan struct{}, 1), known: map[string]Item{}, ended: map[string]Item{}}
+	c := &Client{cfg: cfg, base: base, hc: hc, kick: make(chan struct{}, 1), known: map[string]Item{}, ended: map[string]Item{}, answering: map[string]*string{}}
 	c.status = source.Status{Gateway: cfg.Name, Kind: string(Kind), State: source.StateIdle}
 	return c, nil
 }
@@ -348,7 +353,7 @@ func (c *Client) Run(ctx context.Context) error {
 			s.State, s.Err, s.Attempt = state, err.Error(), attempt
 			s.NextRetry = c.cfg.Clock.Now().Add(delay)
 		})
-		c.lost("the bridge to the Hermes dashboard is disconnected")
+		c.lost()
 		t := c.cfg.Clock.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -360,22 +365,14 @@ func (c *Client) Run(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// lost forgets what the route showed: Herald cannot see it any more, and
-// the plugin gives a request back to Hermes when no Herald takes it.
-func (c *Client) lost(why string) {
+// lost marks the route unreachable. What it showed stays: the plugin keeps
+// waiting for a request a Herald took, so it must stay answerable here; the
+// next poll after reconnecting settles what ended meanwhile (or, after a
+// dashboard restart, withdraws everything).
+func (c *Client) lost() {
 	c.mu.Lock()
-	known := c.known
-	inst := c.instance
-	for _, it := range known {
-		c.rememberLocked(it)
-	}
-	c.known = map[string]Item{}
-	c.instance, c.cursor = "", 0
+	c.resync = true
 	c.mu.Unlock()
-	now := c.cfg.Clock.Now()
-	for _, it := range known {
-		c.end(inst, it, "", why, now)
-	}
 }
 
 type httpError struct {
@@ -408,7 +405,8 @@ func (c *Client) endpoint(p string, q url.Values) string {
 func (c *Client) poll(ctx context.Context) (State, error) {
 	c.mu.Lock()
 	q := url.Values{"instance": {c.instance}, "cursor": {strconv.FormatInt(c.cursor, 10)}, "client": {c.cfg.ClientID}}
-	first := c.instance == ""
+	first := c.instance == "" || c.resync
+	c.resync = false
 	c.mu.Unlock()
 	wait := PollWait
 	if first {
@@ -496,21 +494,23 @@ func (c *Client) apply(st State) {
 			arrived = append(arrived, it)
 		}
 	}
-	for id, it := range c.known {
-		if !seen[id] {
-			gone = append(gone, it)
-			delete(c.known, id)
-		}
-	}
-	for _, it := range gone {
-		c.rememberLocked(it)
-	}
-	c.instance, c.cursor = st.Instance, st.Cursor
-	c.mu.Unlock()
 	recent := make(map[string]Ended, len(st.Recent))
 	for _, e := range st.Recent {
 		recent[e.ID] = e
 	}
+	for id, it := range c.known {
+		if !seen[id] {
+			delete(c.known, id)
+			c.rememberLocked(it)
+			if out, busy := c.answering[id]; busy && !restarted {
+				*out = firstOf(recent[id].Outcome, "gone")
+				continue
+			}
+			gone = append(gone, it)
+		}
+	}
+	c.instance, c.cursor = st.Instance, st.Cursor
+	c.mu.Unlock()
 	for _, it := range gone {
 		inst := st.Instance
 		if restarted {
@@ -652,10 +652,40 @@ func (c *Client) RespondServerRequest(ctx context.Context, requestID, choice str
 		it, ok = c.ended[requestID]
 	}
 	inst := c.instance
+	_, busy := c.answering[requestID]
+	seenGone := new(string)
+	if ok && !busy {
+		c.answering[requestID] = seenGone
+	}
 	c.mu.Unlock()
 	if !ok || it.Kind != "approval" {
 		return &AnswerError{Status: http.StatusNotFound, Code: "unknown", Detail: "Herald does not know this approval on the bridge"}
 	}
+	if busy {
+		return errors.New("an answer to this approval is already on its way")
+	}
+	err := c.answer(ctx, it, inst, choice)
+	c.mu.Lock()
+	delete(c.answering, requestID)
+	if err == nil {
+		// Answered: the inbox settles it from this result, not from a
+		// later poll's request.cancel.
+		if _, still := c.known[requestID]; still {
+			delete(c.known, requestID)
+			c.rememberLocked(it)
+		}
+	}
+	c.mu.Unlock()
+	if err != nil && *seenGone != "" {
+		// The poll saw it end while the answer was on its way and left
+		// the end to us: the answer failed, so report that end now.
+		c.end(inst, it, *seenGone, "", c.cfg.Clock.Now())
+	}
+	return err
+}
+
+func (c *Client) answer(ctx context.Context, it Item, inst, choice string) error {
+	requestID := it.ID
 	body, _ := json.Marshal(map[string]string{"id": it.ID, "digest": it.Digest, "choice": choice, "client": c.cfg.ClientID})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint("v1/answer", nil), bytes.NewReader(body))
 	if err != nil {
