@@ -220,6 +220,18 @@ func needsMarker(r rune) bool {
 			unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
 
+// UndecodableWhy is why a command that Undecodable reports is deny-only.
+const UndecodableWhy = "the command holds bytes that are not valid UTF-8 text, shown as ⟦U+FFFD⟧ (the gateway's JSON or Herald's decoder replaced them), so two different commands could look the same here"
+
+// Undecodable reports whether s may have lost bytes on its way to Herald:
+// it holds U+FFFD, which is what a JSON decoder (Go's, Python's) makes of
+// bytes that are not UTF-8 and of lone surrogate escapes, or it is not
+// valid UTF-8 itself (Herald's own JSON would replace those bytes later).
+// Such a command cannot be shown exactly, so it is deny-only.
+func Undecodable(s string) bool {
+	return strings.ContainsRune(s, utf8.RuneError) || !utf8.ValidString(s)
+}
+
 // Truncate cuts s to at most maxBytes bytes without splitting a UTF-8
 // character or a ⟦…⟧ marker, and reports whether anything was cut. The
 // caller says that it did (e.g. "command truncated, open to see all").

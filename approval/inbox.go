@@ -517,6 +517,8 @@ func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item
 		return nil, &TruncatedError{Size: it.CommandBytes, Kept: len(it.Command)}
 	case choice != ChoiceDeny && it.Conflict != "":
 		return nil, &ConflictError{Why: it.Conflict}
+	case choice != ChoiceDeny && Undecodable(it.Command):
+		return nil, &ConflictError{Why: UndecodableWhy}
 	case choice == ChoiceAlways && !confirmAlways:
 		return nil, ErrConfirmAlways
 	}

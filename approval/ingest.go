@@ -140,6 +140,9 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 		}
 	}
 
+	if r.Conflict == "" && Undecodable(r.Command) {
+		r.Conflict = UndecodableWhy
+	}
 	it := &item{Request: r}
 	var why string
 	switch {
