@@ -44,6 +44,10 @@ type ControlRequest struct {
 	// to the window and its arguments, each as JSON.
 	Method string            `json:"method,omitempty"`
 	Args   []json.RawMessage `json:"args,omitempty"`
+	// Chunked asks for a long list (pending, log) in several response
+	// lines of at most about controlChunkBytes each, every one but the
+	// last marked More, rather than in one line of any length.
+	Chunked bool `json:"chunked,omitempty"`
 }
 
 // ControlResponse answers a ControlRequest.
@@ -61,6 +65,51 @@ type ControlResponse struct {
 	// stream.
 	Result json.RawMessage `json:"result,omitempty"`
 	Event  *WindowEvent    `json:"event,omitempty"`
+	// More: another line of this response follows (Chunked requests).
+	More bool `json:"more,omitempty"`
+}
+
+// controlChunkBytes is about the most a chunked response line carries
+// (one item may exceed it: commands are bounded by the inbox).
+const controlChunkBytes = 1 << 20
+
+// writeChunked writes resp in lines of about controlChunkBytes: its
+// Pending and Log lists over several lines marked More, the rest of it in
+// the last line.
+func writeChunked(enc *json.Encoder, resp ControlResponse) error {
+	var part ControlResponse
+	size := 0
+	send := func() error {
+		part.More = true
+		err := enc.Encode(part)
+		part, size = ControlResponse{}, 0
+		return err
+	}
+	add := func(n int) error {
+		if size > 0 && size+n > controlChunkBytes {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+		size += n
+		return nil
+	}
+	for _, r := range resp.Pending {
+		b, _ := json.Marshal(r)
+		if err := add(len(b)); err != nil {
+			return err
+		}
+		part.Pending = append(part.Pending, r)
+	}
+	for _, e := range resp.Log {
+		b, _ := json.Marshal(e)
+		if err := add(len(b)); err != nil {
+			return err
+		}
+		part.Log = append(part.Log, e)
+	}
+	resp.Pending, resp.Log, resp.More = part.Pending, part.Log, false
+	return enc.Encode(resp)
 }
 
 // DefaultControlPath is $XDG_RUNTIME_DIR/herald/control.sock, or a
@@ -210,7 +259,12 @@ func (s *Service) serveConn(ctx context.Context, c net.Conn) {
 			s.streamWindow(ctx, c, sc, enc)
 			return
 		}
-		enc.Encode(s.handleControl(ctx, req))
+		resp := s.handleControl(ctx, req)
+		if req.Chunked {
+			writeChunked(enc, resp)
+			continue
+		}
+		enc.Encode(resp)
 	}
 }
 
@@ -325,6 +379,9 @@ func control(ctx context.Context, path string, req ControlRequest, uid int) (Con
 	// Ctrl-C (ctx) ends the wait for Herald's answer, which can be long
 	// (a stop or an approval waits for the gateway's confirmation).
 	defer context.AfterFunc(ctx, func() { c.Close() })()
+	// Long lists come in chunks (a Herald that predates them answers in
+	// one line, without More).
+	req.Chunked = true
 	if err := json.NewEncoder(c).Encode(req); err != nil {
 		if ctx.Err() != nil {
 			return ControlResponse{}, cutShort(ctx)
@@ -334,15 +391,26 @@ func control(ctx context.Context, path string, req ControlRequest, uid int) (Con
 	var resp ControlResponse
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	if !sc.Scan() {
-		if ctx.Err() != nil {
-			return ControlResponse{}, cutShort(ctx)
+	var pending []approval.Request
+	var log []approval.Entry
+	for more := true; more; {
+		if !sc.Scan() {
+			if ctx.Err() != nil {
+				return ControlResponse{}, cutShort(ctx)
+			}
+			if errors.Is(sc.Err(), bufio.ErrTooLong) {
+				return ControlResponse{}, fmt.Errorf("Herald's answer has a line over 16 MiB, more than this command reads; update this command to the version of the running Herald: %v", sc.Err())
+			}
+			return ControlResponse{}, fmt.Errorf("Herald closed the control connection without answering: %v", sc.Err())
 		}
-		return ControlResponse{}, fmt.Errorf("Herald closed the control connection without answering: %v", sc.Err())
+		resp = ControlResponse{}
+		if err := json.Unmarshal(sc.Bytes(), &resp); err != nil {
+			return ControlResponse{}, fmt.Errorf("Herald's answer did not decode: %v", err)
+		}
+		pending, log = append(pending, resp.Pending...), append(log, resp.Log...)
+		more = resp.More
 	}
-	if err := json.Unmarshal(sc.Bytes(), &resp); err != nil {
-		return ControlResponse{}, fmt.Errorf("Herald's answer did not decode: %v", err)
-	}
+	resp.Pending, resp.Log, resp.More = pending, log, false
 	if resp.Error != "" {
 		return resp, errors.New(resp.Error)
 	}
