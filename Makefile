@@ -1,6 +1,9 @@
 # Herald build and test entry points. See README.md.
 TAGS := desktop,production,webkit2_41
 BIN  := build/bin/herald
+# A Node.js for the frontend that scripts/deps.sh installed when the
+# system's was too old (Debian 12's is 18; vite 8 needs 20.19+).
+export PATH := $(CURDIR)/.tools/node/node_modules/.bin:$(PATH)
 # The window program: on Linux herald (no GTK, no WebKit) is the always-on
 # process and starts herald-window only while the window is open.
 WINDOW_BIN := build/bin/herald-window
