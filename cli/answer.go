@@ -38,7 +38,7 @@ func cmdAnswer(e *env, args []string) error {
 	// Flags may come before or after the id and text.
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {

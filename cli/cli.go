@@ -116,12 +116,6 @@ another machine unless you pass --allow-insecure.
 	return nil
 }
 
-func newFlags(name string, e *env) *flag.FlagSet {
-	fs := flag.NewFlagSet("herald "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	return fs
-}
-
 func controlFlag(fs *flag.FlagSet) *string {
 	return fs.String("control", service.DefaultControlPath(), "control socket of the running Herald")
 }
@@ -130,7 +124,7 @@ func cmdPending(e *env, args []string) error {
 	fs := newFlags("pending", e)
 	ctl := controlFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
@@ -160,7 +154,7 @@ func cmdApprove(e *env, args []string) error {
 	fs := newFlags("approve", e)
 	ctl := controlFlag(fs)
 	yes := fs.Bool("yes-always", false, `confirm an "always" answer (required for always)`)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
@@ -189,7 +183,7 @@ func cmdLog(e *env, args []string) error {
 	db := fs.String("db", defaultDB(), "approval history file (used when no Herald is running)")
 	n := fs.Int("n", 50, "show the newest N entries")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
@@ -200,8 +194,9 @@ func cmdLog(e *env, args []string) error {
 	case err == nil:
 		entries = resp.Log
 	case errors.Is(err, service.ErrNoDaemon):
-		if _, statErr := os.Stat(*db); statErr != nil {
-			return fmt.Errorf("no approval history yet at %s", *db)
+		if _, statErr := os.Stat(*db); errors.Is(statErr, os.ErrNotExist) {
+			fmt.Fprintf(e.stdout, "No approval history yet (Herald has not recorded one at %s).\n", *db)
+			return nil
 		}
 		st, err := approval.OpenStore(*db, approval.StoreOptions{})
 		if err != nil {
@@ -224,6 +219,10 @@ func cmdLog(e *env, args []string) error {
 			out = append(out, j)
 		}
 		return writeJSON(e.stdout, out)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(e.stdout, "No approval history yet: no request has reached Herald.")
+		return nil
 	}
 	for _, en := range entries {
 		fmt.Fprintln(e.stdout, logLine(en))

@@ -137,20 +137,7 @@ func cmdStop(e *env, args []string) error {
 	ctl := controlFlag(fs)
 	d := addDirectFlags(fs, "the gateway: a name the running Herald knows, or a URL to talk to directly")
 	asJSON := fs.Bool("json", false, "print JSON")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, `Usage: herald stop [flags] [ID]
-
-Stops a run: interrupts a Hermes session's turn (session.interrupt) or stops
-an API-server run (POST /v1/runs/ID/stop), and returns once the gateway
-confirms. ID is a session or run id (or a unique prefix, or GATEWAY/ID).
-Without ID it lists the active runs the running Herald sees.
-
-Flags:
-`)
-		fs.PrintDefaults()
-		fmt.Fprint(e.stderr, "\n"+secretsHelp)
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {
@@ -232,21 +219,7 @@ func cmdAsk(e *env, args []string) error {
 	d := addDirectFlags(fs, "the gateway: a name the running Herald knows, or a URL to talk to directly")
 	wait := fs.Duration("wait", 10*time.Minute, "with --gateway URL or --api: how long to wait for the answer")
 	asJSON := fs.Bool("json", false, "print JSON")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, `Usage: herald ask [flags] TEXT...
-
-Starts a prompt on a session (--session) or a new one. Through the running
-Herald (default) the turn shows there; with --gateway URL or --api URL Herald
-connects itself and prints the answer when the turn ends.
-On Hermes 0.18.2 a prompt makes Herald the session's only live client: other
-clients showing it stop receiving its events.
-
-Flags:
-`)
-		fs.PrintDefaults()
-		fmt.Fprint(e.stderr, "\n"+secretsHelp)
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	text := strings.Join(fs.Args(), " ")

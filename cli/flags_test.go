@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runMain(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// TestBadFlagIsOneLine: a flag without its value, an unknown flag or a
+// bad value is one line naming the flag as typed (--token), exit 2, not
+// the whole help.
+func TestBadFlagIsOneLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"watch", "--token"}, "herald watch: flag needs an argument: --token; see `herald watch --help`"},
+		{[]string{"watch", "--tokn", "x"}, "herald watch: flag provided but not defined: --tokn; see `herald watch --help`"},
+		{[]string{"log", "-n", "many"}, `herald log: invalid value "many" for flag -n: parse error; see ` + "`herald log --help`"},
+		{[]string{"ask", "--wait", "soon", "hi"}, `herald ask: invalid value "soon" for flag --wait: parse error; see ` + "`herald ask --help`"},
+	} {
+		out, errb, code := runMain(t, tc.args...)
+		if code != 2 || out != "" || strings.TrimSpace(errb) != tc.want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, errb, tc.want)
+		}
+	}
+}
+
+// TestHelpIsDoubleDashWithExamples: --help prints to stdout, names every
+// flag --name with its value, and shows examples.
+func TestHelpIsDoubleDashWithExamples(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"watch", "pending", "approve", "answer", "log", "stop", "ask"} {
+		out, errb, code := runMain(t, cmd, "--help")
+		if code != 0 || errb != "" {
+			t.Fatalf("%s --help: exit %d, stderr %q", cmd, code, errb)
+		}
+		for _, want := range []string{"Usage: herald " + cmd, "Flags:\n  --", "Examples:\n  herald " + cmd} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s --help lacks %q:\n%s", cmd, want, out)
+			}
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "  -") && !strings.HasPrefix(l, "  --") && !strings.HasPrefix(l, "  -n ") {
+				t.Errorf("%s --help: %q is in -flag style", cmd, l)
+			}
+		}
+	}
+	out, _, _ := runMain(t, "watch", "--help")
+	for _, want := range []string{"  --gateway URL\n", "  --token-file PATH\n", "  --demo\n", "herald watch --demo", "still retrying"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("watch --help lacks %q", want)
+		}
+	}
+}
+
+// TestLogWithoutHistorySaysSo: `herald log` with no Herald running and no
+// history file says there is no history yet, and exits 0.
+func TestLogWithoutHistorySaysSo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, errb, code := runMain(t, "log", "--control", filepath.Join(dir, "run", "ctl.sock"), "--db", filepath.Join(dir, "audit.db"))
+	if code != 0 || errb != "" || !strings.HasPrefix(out, "No approval history yet") {
+		t.Fatalf("log: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
+}
