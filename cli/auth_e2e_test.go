@@ -92,7 +92,8 @@ func TestWatchExitsWhenRefused(t *testing.T) {
 
 // TestStatusPrinterSaysThingsOnce: "connected" is printed once however
 // many events report it; retries of the same failure print one line with
-// a countdown; a new failure or a new connection prints again.
+// a countdown, then "still retrying" every 30 s while it repeats; a new
+// failure or a new connection prints again.
 func TestStatusPrinterSaysThingsOnce(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
@@ -109,17 +110,22 @@ func TestStatusPrinterSaysThingsOnce(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		p.show(st(gateway.StateConnected, "", 0, 0))
 	}
-	for i := 1; i <= 4; i++ {
+	// The same failure, retried every 10 s for 75 s: said at once, then
+	// "still retrying" every 30 s (at 30 s and 60 s), not at every try.
+	for i := 1; i <= 8; i++ {
 		p.show(st(gateway.StateConnecting, "", i, 0))
-		p.show(st(gateway.StateReconnecting, "dial tcp: connection refused", i, time.Duration(i)*4*time.Second))
+		p.show(st(gateway.StateReconnecting, "dial tcp: connection refused", i, 4*time.Second))
+		now = now.Add(10 * time.Second)
 	}
-	p.show(st(gateway.StateReconnecting, "HTTP 503", 5, 8*time.Second))
+	p.show(st(gateway.StateReconnecting, "HTTP 503", 9, 8*time.Second))
 	p.show(st(gateway.StateConnected, "", 0, 0))
 	p.show(st(gateway.StateConnected, "", 0, 0))
 	want := []string{
 		"● lab connected",
-		"○ lab: dial tcp: connection refused; retrying in 4s (further retries of this failure are not shown)",
-		"○ lab: HTTP 503; retrying in 8s (further retries of this failure are not shown)",
+		"○ lab: dial tcp: connection refused; retrying in 4s",
+		"○ lab: still retrying since 08:00:00 (dial tcp: connection refused); retrying in 4s",
+		"○ lab: still retrying since 08:00:00 (dial tcp: connection refused); retrying in 4s",
+		"○ lab: HTTP 503; retrying in 8s",
 		"● lab connected",
 	}
 	got := strings.Split(strings.TrimSpace(buf.String()), "\n")

@@ -14,16 +14,22 @@ import (
 )
 
 // statusPrinter prints a source's status only when it says something new:
-// "connected" once (not on every event the source reports), a retry of
-// the same failure once with its countdown, and a refusal that needs the
-// user not at all (watch exits with it: see needsUser).
+// "connected" once (not on every event the source reports), a failure
+// once with its countdown and then, while the same failure repeats, a
+// "still retrying" line at most every stillRetrying, and a refusal that
+// needs the user not at all (watch exits with it: see needsUser).
 type statusPrinter struct {
 	out *printer
 	now func() time.Time
 
-	mu   sync.Mutex
-	last map[string]statusKey
+	mu    sync.Mutex
+	last  map[string]statusKey
+	since map[string]time.Time // when the failure now repeating was first shown
+	told  map[string]time.Time // when a line about it was last printed
 }
+
+// stillRetrying is how often watch says a source is still being retried.
+const stillRetrying = 30 * time.Second
 
 type statusKey struct {
 	state  source.State
@@ -32,7 +38,7 @@ type statusKey struct {
 }
 
 func newStatusPrinter(out *printer) *statusPrinter {
-	return &statusPrinter{out: out, now: time.Now, last: map[string]statusKey{}}
+	return &statusPrinter{out: out, now: time.Now, last: map[string]statusKey{}, since: map[string]time.Time{}, told: map[string]time.Time{}}
 }
 
 // show prints s if it differs from what was last shown for its source.
@@ -44,11 +50,27 @@ func (p *statusPrinter) show(s source.Status) {
 	case source.StateConnected:
 		k.err = ""
 	}
+	now := p.now()
 	p.mu.Lock()
 	old, seen := p.last[s.Gateway]
 	p.last[s.Gateway] = k
+	repeat := seen && old == k
+	since, told := p.since[s.Gateway], p.told[s.Gateway]
+	switch {
+	case s.State != source.StateReconnecting:
+		delete(p.since, s.Gateway)
+		delete(p.told, s.Gateway)
+	case !repeat:
+		since = now
+		p.since[s.Gateway], p.told[s.Gateway] = now, now
+	case now.Sub(told) >= stillRetrying:
+		p.told[s.Gateway] = now
+	default:
+		p.mu.Unlock()
+		return // the same failure, said less than stillRetrying ago
+	}
 	p.mu.Unlock()
-	if seen && old == k {
+	if repeat && s.State != source.StateReconnecting {
 		return
 	}
 	if p.out.json {
@@ -74,7 +96,11 @@ func (p *statusPrinter) show(s source.Status) {
 				in = "; retrying now"
 			}
 		}
-		p.out.line("○ %s: %s%s (further retries of this failure are not shown)", s.Gateway, approval.VisibleLine(s.Err), in)
+		if repeat {
+			p.out.line("○ %s: still retrying since %s (%s)%s", s.Gateway, since.Format("15:04:05"), approval.VisibleLine(s.Err), in)
+			return
+		}
+		p.out.line("○ %s: %s%s", s.Gateway, approval.VisibleLine(s.Err), in)
 	case source.StateStopped:
 	}
 }

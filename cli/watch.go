@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -45,11 +48,19 @@ type printer struct {
 	// refused counts approvals refused per gateway during floods (see
 	// printRefused).
 	refused map[string]int
+	// stopped, when set, reports that the command is ending (Ctrl-C):
+	// what the shutdown itself causes (links closing) is not news.
+	stopped func() bool
 }
+
+func (p *printer) quiet() bool { return p.stopped != nil && p.stopped() }
 
 // line prints one line for people. With --json it is a message record
 // instead, so that every line watch prints stays JSON.
 func (p *printer) line(format string, args ...any) {
+	if p.quiet() {
+		return
+	}
 	if p.json {
 		p.record(jsonRecord{Type: "message", Text: fmt.Sprintf(format, args...)})
 		return
@@ -71,6 +82,9 @@ func (p *printer) problem(source string, err error) {
 }
 
 func (p *printer) record(v any) {
+	if p.quiet() {
+		return
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return
@@ -113,11 +127,24 @@ func cmdWatch(e *env, args []string) error {
 	startRun := fs.String("start", "", "start a run with this input on the first --api server and follow it")
 	ctl := controlFlag(fs)
 	db := fs.String("db", defaultDB(), `approval history file ("" keeps none)`)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q; gateways go in --gateway", fs.Arg(0))}
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *demo && !given["db"] {
+		// The demo's approvals are not the user's: they go to a history of
+		// their own, kept while the demo runs, so the demo also works
+		// beside a running Herald (which holds the real history).
+		dir, err := os.MkdirTemp("", "herald-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		*db = filepath.Join(dir, "audit.db")
 	}
 	cr, stdin, err := cf.resolve(e)
 	if err != nil {
@@ -145,7 +172,7 @@ func cmdWatch(e *env, args []string) error {
 
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	out := &printer{w: e.stdout, json: *asJSON}
+	out := &printer{w: e.stdout, json: *asJSON, stopped: func() bool { return ctx.Err() != nil }}
 
 	var store approval.Store
 	if *db != "" {
@@ -217,7 +244,17 @@ func cmdWatch(e *env, args []string) error {
 	// Hermes 0.18.2), and `herald approve` works once a gateway shows
 	// connected.
 	if err := svc.ServeControl(ctx, *ctl); err != nil {
-		return err
+		if !*demo || given["control"] || !errors.Is(err, service.ErrAlreadyRunning) {
+			return err
+		}
+		// Beside a running Herald the demo answers on a socket of its own.
+		*ctl = filepath.Join(filepath.Dir(*ctl), fmt.Sprintf("demo-%d.sock", os.Getpid()))
+		if err := svc.ServeControl(ctx, *ctl); err != nil {
+			return err
+		}
+		if !out.json {
+			out.line("Another Herald is running: this demo answers `herald pending --control %s` (and approve, log alike).", *ctl)
+		}
 	}
 
 	var demoSrv *hermestest.Server

@@ -140,6 +140,10 @@ var ErrNoDaemon = errors.New("no running Herald found: start `herald watch` or t
 // refuses to run when the socket's folder or an existing socket is not
 // private to this user (see checkControlDir), and it answers only
 // connections from processes of this user.
+// ErrAlreadyRunning is ServeControl's error when another Herald serves the
+// control socket.
+var ErrAlreadyRunning = errors.New("another Herald is already running")
+
 func (s *Service) ServeControl(ctx context.Context, path string) error {
 	return s.serveControl(ctx, path, os.Getuid())
 }
@@ -155,7 +159,7 @@ func (s *Service) serveControl(ctx context.Context, path string, uid int) error 
 	default:
 		if c, err := net.Dial("unix", path); err == nil {
 			c.Close()
-			return fmt.Errorf("another Herald is already running (control socket %s); use it, or stop it first", path)
+			return fmt.Errorf("%w (control socket %s); use it, or stop it first", ErrAlreadyRunning, path)
 		}
 		os.Remove(path) // a stale socket from a crashed run
 	}
@@ -233,7 +237,7 @@ func (s *Service) listenPrivate(path string) (net.Listener, error) {
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		ln.Close()
-		return nil, fmt.Errorf("another Herald is already running (control socket %s); use it, or stop it first", path)
+		return nil, fmt.Errorf("%w (control socket %s); use it, or stop it first", ErrAlreadyRunning, path)
 	case err != nil:
 		ln.Close()
 		return nil, fmt.Errorf("cannot open the control socket %s: %v", path, err)
