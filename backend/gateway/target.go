@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -25,10 +26,15 @@ func parseTarget(raw string) (target, error) {
 	if raw == "" {
 		return target{}, fmt.Errorf("no gateway URL given: use e.g. http://127.0.0.1:%s", DefaultPort)
 	}
+	given := raw // errors quote what the user typed, not what Herald added
 	raw = addr.WithScheme(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
-		return target{}, fmt.Errorf("gateway URL %q is not a URL: %v", raw, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return target{}, fmt.Errorf("gateway URL %q is not a URL: %v", withoutQuery(given), err)
 	}
 	if u.User != nil {
 		return target{}, fmt.Errorf("gateway URL must not carry credentials; pass the token or password separately")
@@ -43,7 +49,7 @@ func parseTarget(raw string) (target, error) {
 		return target{}, fmt.Errorf("gateway URL scheme %q is not supported: use http, https, ws or wss", u.Scheme)
 	}
 	if u.Hostname() == "" {
-		return target{}, fmt.Errorf("gateway URL %q has no host", raw)
+		return target{}, fmt.Errorf("gateway URL %q has no host", withoutQuery(given))
 	}
 	host := u.Host
 	if u.Port() == "" {
@@ -60,7 +66,7 @@ func parseTarget(raw string) (target, error) {
 	// The host must survive a round trip: net/url accepts some hosts it
 	// cannot print back (e.g. "::"), which would only fail at dial time.
 	if _, err := url.Parse(base.String()); err != nil {
-		return target{}, fmt.Errorf("gateway URL %q has an invalid host %q", raw, u.Host)
+		return target{}, fmt.Errorf("gateway URL %q has an invalid host %q", withoutQuery(given), u.Host)
 	}
 	return target{base: base, ws: ws}, nil
 }
@@ -75,4 +81,13 @@ func (t target) endpoint(p string) string {
 // origin is the base URL's own origin, the only Origin Herald may send.
 func (t target) origin() string {
 	return (&url.URL{Scheme: t.base.Scheme, Host: t.base.Host}).String()
+}
+
+// withoutQuery is a URL as typed, cut before its query: a token may sit
+// there, and an error must not echo it.
+func withoutQuery(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		return raw[:i] + "…"
+	}
+	return raw
 }
