@@ -148,9 +148,9 @@ func TestSecretsFromFilesAndStdin(t *testing.T) {
 
 func TestHelpSaysFlagsShowInPS(t *testing.T) {
 	for _, cmd := range []string{"watch", "ask"} {
-		_, stderr, code := mainIn(t, "", cmd, "-h")
-		if code != 0 || !strings.Contains(stderr, "visible to") || !strings.Contains(stderr, "in ps") || !strings.Contains(stderr, "--token-file") || !strings.Contains(stderr, "--allow-insecure") {
-			t.Fatalf("%s -h (exit %d):\n%s", cmd, code, stderr)
+		stdout, _, code := mainIn(t, "", cmd, "-h")
+		if code != 0 || !strings.Contains(stdout, "visible to") || !strings.Contains(stdout, "in ps") || !strings.Contains(stdout, "--token-file") || !strings.Contains(stdout, "--allow-insecure") {
+			t.Fatalf("%s -h (exit %d):\n%s", cmd, code, stdout)
 		}
 	}
 }
