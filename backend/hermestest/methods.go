@@ -24,11 +24,30 @@ func onlyKeys(p map[string]any, allowed ...string) *rpcErr {
 	return nil
 }
 
+// is019 is the 0.19.0 release of the Legacy dialect.
+func (s *Server) is019() bool { return s.opts.Dialect == Legacy && s.opts.Version == "0.19.0" }
+
+func (s *Server) desktopContract() int {
+	if s.is019() {
+		return 4
+	}
+	return 3
+}
+
+// usage is the token count the real gateways put in session.info and
+// message.complete (the stub agent counts turns as calls).
+func (s *Server) usage(fs *fsession) map[string]any {
+	calls := len(fs.history) / 2
+	return map[string]any{"model": "hermes-stub", "input": 5 * calls, "output": 18 * calls, "reasoning": 0,
+		"prompt": 5 * calls, "completion": 18 * calls, "total": 23 * calls, "calls": calls, "active_subagents": 0}
+}
+
 func (s *Server) info(fs *fsession) map[string]any {
 	return map[string]any{
 		"model": "hermes-stub", "provider": "stub", "approval_mode": "manual", "yolo": false,
 		"running": fs.running, "title": fs.title, "cwd": "/srv/workspace", "version": s.version(),
-		"tools": map[string]any{"terminal": []string{"terminal"}}, "desktop_contract": 3,
+		"tools": map[string]any{"terminal": []string{"terminal"}}, "desktop_contract": s.desktopContract(),
+		"usage": s.usage(fs),
 	}
 }
 
@@ -306,6 +325,8 @@ func (s *Server) startTurnLocked(fs *fsession, text string) {
 	fs.stop = make(chan struct{})
 	fs.intr = make(chan struct{})
 	fs.release = make(chan struct{})
+	// Both real releases say running first (capture 01_approve_once).
+	s.emitLocked(fs, "session.info", s.info(fs))
 	s.emitLocked(fs, "message.start", nil)
 	go s.runAgent(fs, text, fs.stop, fs.intr, fs.release)
 }
@@ -444,7 +465,22 @@ func (s *Server) runAgent(fs *fsession, text string, stop, intr, release chan st
 		}
 	}
 	fs.history = append(fs.history, map[string]string{"role": "user", "text": text}, map[string]string{"role": "assistant", "text": reply})
-	s.emitLocked(fs, "message.complete", map[string]any{"text": reply, "status": status})
+	s.emitLocked(fs, "message.complete", map[string]any{"text": reply, "status": status, "usage": s.usage(fs)})
+	if s.is019() {
+		// 0.19.0 marks the session idle a moment after message.complete;
+		// a prompt.submit in between is queued (it interrupts nothing).
+		t := s.clk.NewTimer(s.settle())
+		s.mu.Unlock()
+		select {
+		case <-t.C():
+		case <-stop:
+		}
+		t.Stop()
+		s.mu.Lock()
+		if killed() {
+			return
+		}
+	}
 	fs.running = false
 	fs.stop, fs.intr, fs.release = nil, nil, nil
 	s.emitLocked(fs, "session.info", s.info(fs))
@@ -453,4 +489,11 @@ func (s *Server) runAgent(fs *fsession, text string, stop, intr, release chan st
 		s.startTurnLocked(fs, next)
 	}
 	s.notifyLocked()
+}
+
+func (s *Server) settle() time.Duration {
+	if s.opts.Settle > 0 {
+		return s.opts.Settle
+	}
+	return 200 * time.Millisecond
 }

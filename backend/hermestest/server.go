@@ -72,6 +72,14 @@ type Options struct {
 	// TLS serves https/wss with a self-signed certificate (see
 	// Server.Certificate).
 	TLS bool
+	// Version is the release a Legacy fake speaks as: "0.18.2" (the
+	// default) or "0.19.0", which adds allow_session to approval.request,
+	// says desktop_contract 4 and marks a finished turn idle only a moment
+	// (Settle) after message.complete, so that a prompt.submit in between
+	// answers "queued" (see PROTOCOL.md, "Conformance").
+	Version string
+	// Settle is that moment for Version "0.19.0", on Clock (default 200ms).
+	Settle time.Duration
 	// ExclusiveSubmit models newer builds that refuse a prompt.submit on
 	// a session another connected client owns (error 4090) instead of
 	// moving it.
@@ -392,6 +400,9 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 // version is what /api/status and session.info say. Herald must never
 // decide anything from it; Modern says 0.19.0 on purpose.
 func (s *Server) version() string {
+	if s.opts.Version != "" {
+		return s.opts.Version
+	}
 	if s.opts.Dialect == Modern {
 		return "0.19.0"
 	}

@@ -377,6 +377,9 @@ func (s *Server) requestApprovalLocked(fs *fsession, spec ApprovalSpec) *fapprov
 		if s.opts.Dialect.eventRequestIDs() {
 			p["request_id"] = a.queueID
 		}
+		if s.is019() {
+			p["allow_session"] = true
+		}
 		s.emitLocked(fs, "approval.request", p)
 	case s.opts.Dialect == Requests:
 		// Sent to every attached client that can answer it; with none
