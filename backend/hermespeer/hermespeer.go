@@ -137,10 +137,20 @@ func find() (string, string) {
 	return "", "../shared/hermes-peer not found"
 }
 
+// AbsentMessage is the one line that says the real servers are not
+// there (why, from Available) and how to point at them.
+func AbsentMessage(why string) string {
+	return "real Hermes tests skipped: " + why +
+		"; set HERMES_PEER=/path/to/hermes-peer (and HERMES_PEER_SRC=/path/to/hermes-agent to run a checkout)"
+}
+
+// InCI reports CI=true (or any non-false CI): there an absent peer or a
+// server that cannot start is a failure, not a skip.
+func InCI() bool { return inCI() }
+
 func absent(t testing.TB, why string) {
 	t.Helper()
-	msg := "real Hermes tests skipped: " + why +
-		"; set HERMES_PEER=/path/to/hermes-peer (and HERMES_PEER_SRC=/path/to/hermes-agent to run a checkout)"
+	msg := AbsentMessage(why)
 	if inCI() {
 		t.Fatal(strings.Replace(msg, "skipped", "cannot run in CI", 1))
 	}
@@ -199,7 +209,38 @@ func Prepare(t testing.TB, version string) {
 // and waits for its READY line. It is stopped in t.Cleanup.
 func Start(t testing.TB, kind Kind, version string, opts ...Option) *Peer {
 	t.Helper()
-	p := &Peer{Kind: kind, Version: version, dir: Dir(t), Home: t.TempDir()}
+	dir := Dir(t)
+	p, err := Launch(dir, kind, version, t.TempDir(), t.TempDir(), opts...)
+	if p != nil {
+		t.Cleanup(func() {
+			if err := p.Stop(); err != nil {
+				t.Errorf("hermes-peer %s %s: %v", kind, version, err)
+			}
+			if t.Failed() {
+				t.Logf("hermes-peer %s %s stderr (tail):\n%s", kind, version, p.LogTail(60))
+			}
+		})
+	}
+	if errors.Is(err, ErrMissingDeps) && !inCI() {
+		t.Skipf("real Hermes tests skipped: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// ErrMissingDeps is a Launch that failed because Python packages are
+// missing (run install-deps).
+var ErrMissingDeps = errors.New("the peer's Python packages are missing")
+
+// Launch starts a server outside a test's lifetime, for a TestMain that
+// shares one server across tests: dir is the peer directory (Available),
+// home an empty HERMES_HOME, logDir where its stderr goes. The caller must
+// Stop it. On error the process is already stopped; the Peer (if not nil)
+// still has its log.
+func Launch(dir string, kind Kind, version, home, logDir string, opts ...Option) (*Peer, error) {
+	p := &Peer{Kind: kind, Version: version, dir: dir, Home: home}
 	for _, o := range opts {
 		o(&p.cfg)
 	}
@@ -207,39 +248,30 @@ func Start(t testing.TB, kind Kind, version string, opts ...Option) *Peer {
 	if p.Secret == "" {
 		p.Secret = randomSecret()
 	}
-	p.logf = filepath.Join(t.TempDir(), fmt.Sprintf("hermes-%s-%s.log", kind, version))
-	t.Cleanup(func() {
-		if err := p.Stop(); err != nil {
-			t.Errorf("hermes-peer %s %s: %v", kind, version, err)
-		}
-		if t.Failed() {
-			t.Logf("hermes-peer %s %s stderr (tail):\n%s", kind, version, p.LogTail(60))
-		}
-	})
+	p.logf = filepath.Join(logDir, fmt.Sprintf("hermes-%s-%s.log", kind, version))
 	// A port picked free may be taken before the server binds it; retry
 	// with another a few times.
 	var err error
 	for range 3 {
 		port, perr := freePort()
 		if perr != nil {
-			t.Fatalf("hermes-peer: no free loopback port: %v", perr)
+			return p, fmt.Errorf("hermes-peer: no free loopback port: %w", perr)
 		}
 		p.setPort(port)
 		if err = p.launch(); err == nil {
-			return p
+			return p, nil
 		}
 		if !errors.Is(err, errExited) {
 			break
 		}
-		if strings.Contains(p.LogTail(20), "lacks Python modules") && !inCI() {
-			t.Skipf("real Hermes tests skipped: %s (run %s/install-deps)", lastLine(p.LogTail(5)), p.dir)
+		if strings.Contains(p.LogTail(20), "lacks Python modules") {
+			return p, fmt.Errorf("%w: %s (run %s/install-deps)", ErrMissingDeps, lastLine(p.LogTail(5)), dir)
 		}
 		if !strings.Contains(p.LogTail(20), "address already in use") {
 			break
 		}
 	}
-	t.Fatalf("hermes-peer: %s %s did not start: %v\n%s", kind, version, err, p.LogTail(40))
-	return nil
+	return p, fmt.Errorf("hermes-peer: %s %s did not start: %v\n%s", kind, version, err, p.LogTail(40))
 }
 
 // Restart stops the server and starts it again on the same port with the
