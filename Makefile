@@ -28,7 +28,8 @@ DEB      := $(DIST)/herald_$(VERSION)_$(DEB_ARCH).deb
 TARBALL  := $(DIST)/herald-$(VERSION)-linux-$(DEB_ARCH).tar.gz
 
 .PHONY: deps run build frontend test vet unit ui-test fuzz desktop e2e bench \
-        install uninstall dist deb tarball package-check cross icons bindings plugin-test
+        install uninstall dist deb tarball package-check cross icons bindings plugin-test \
+        integration
 
 deps:
 	./scripts/deps.sh
@@ -69,6 +70,20 @@ unit:
 # and the real 0.19.0 dashboard, with Debian's python3 (skipped without ../shared, except in CI).
 plugin-test:
 	./hermes-plugin/run-tests
+
+# Herald against the real Hermes servers (hermes-agent 0.18.2 and 0.19.0
+# with a stub agent, from ../shared/hermes-peer or HERMES_PEER=DIR), and the
+# fake gateway's conformance to them. Without the peer it says so and
+# skips; with CI=true that fails. `run prepare` extracts each version once.
+HERMES_PEER ?= $(abspath ../shared/hermes-peer)
+integration:
+	@if [ -x "$(HERMES_PEER)/run" ]; then \
+	  for v in 0.18.2 0.19.0; do "$(HERMES_PEER)/run" prepare --version $$v >/dev/null || exit 1; done; \
+	else \
+	  echo "real Hermes tests skipped: $(HERMES_PEER) not found; set HERMES_PEER=/path/to/hermes-peer (and HERMES_PEER_SRC=/path/to/hermes-agent to run a checkout)"; \
+	  case "$${CI:-}" in ""|false|0) exit 0;; *) exit 1;; esac; \
+	fi
+	HERMES_PEER=$(HERMES_PEER) HERALD_INTEGRATION=1 go test -count=1 -timeout 10m ./integration ./backend/hermespeer
 
 ui-test: frontend
 	cd frontend && npm test && npm run check
@@ -146,7 +161,7 @@ e2e: desktop $(if $(filter 0,$(shell id -u)),deb)
 	$(E2E_ENV) ./e2e/run.sh || { echo "e2e: retrying once"; $(E2E_ENV) ./e2e/run.sh; }
 
 # The whole test suite: what CI runs.
-test: deps vet cross unit plugin-test ui-test fuzz desktop package-check e2e
+test: deps vet cross unit integration plugin-test ui-test fuzz desktop package-check e2e
 
 # Every fuzz target for FUZZTIME each (CI: briefly).
 fuzz:

@@ -21,7 +21,11 @@ func TestFindHonoursHermesPeer(t *testing.T) {
 
 // One real server of each kind: READY, answers on its port, restarts with
 // the same home and port, and is gone (by pid) after Stop.
+// Run by make integration (HERALD_INTEGRATION=1), with the real servers.
 func TestStartRestartStop(t *testing.T) {
+	if os.Getenv("HERALD_INTEGRATION") == "" {
+		t.Skip("real servers: run make integration")
+	}
 	for _, kind := range []Kind{WS, API} {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()
