@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/wire"
 )
 
 // Defaults for Options.
@@ -492,6 +493,10 @@ func (in *Inbox) Answer(ctx context.Context, key, choice, surface string, confir
 	resolved, serr := 1, error(nil)
 	if target.Dialect == DialectServerRequest {
 		serr = ans.RespondServerRequest(ctx, target.RequestID, choice)
+		if errors.Is(serr, wire.ErrRequestSettled) {
+			// request.answer said expired: settled elsewhere, not ours.
+			resolved, serr = 0, nil
+		}
 	} else {
 		resolved, serr = ans.RespondApproval(ctx, target.Session, choice, target.QueueID)
 	}

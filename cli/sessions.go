@@ -26,7 +26,7 @@ func printSessionNotice(out *printer, n service.SessionNotice) {
 		}
 		out.line("  %s: session %q found (%s), driven by another client", n.Gateway, name, approval.VisibleLine(n.Status))
 	case service.NoticeOffer:
-		out.line("? %s: session %q is %s in another client. Type \"follow %s\" to see its approvals here (its live events then come to Herald only; a client watching it stops receiving them).", n.Gateway, name, offerState(n.Status), id)
+		out.line("? %s: session %q is %s in another client. Type \"follow %s\" to see its approvals here (this gateway sends each session's events to one client at a time: a client watching it stops receiving them).", n.Gateway, name, offerState(n.Status), id)
 	case service.NoticeFollowed:
 		out.line("● %s: following session %q (its live events and approvals come to Herald now)", n.Gateway, name)
 	case service.NoticeElsewhere:
@@ -37,8 +37,11 @@ func printSessionNotice(out *printer, n service.SessionNotice) {
 }
 
 func offerState(status string) string {
-	if status == "waiting" {
+	switch status {
+	case "waiting":
 		return "waiting on you"
+	case "idle", "":
+		return "open"
 	}
 	return "running"
 }

@@ -15,17 +15,22 @@ import (
 
 // Following sessions that other clients drive.
 //
-// Every gateway lists its live sessions (gateway.Discovery). What Herald
-// does with a session it does not follow yet is the gateway's
-// FollowPolicy:
+// Every gateway lists its live sessions every 2 s (gateway.Discovery).
+// What Herald does with a session it does not follow yet depends first
+// on the gateway (gateway.Delivery), then on its FollowPolicy:
 //
-//   - FollowAuto: Herald resumes it at once, so its approvals reach the
-//     user. On Hermes 0.18.2 a session's live events go to one client only,
-//     so this takes them away from any client still watching it (which
-//     Herald cannot see); every such take is announced (NoticeFollowed).
-//   - FollowAsk (the default): Herald lists it and offers it
-//     (NoticeOffer, LiveSessionView.Offered); the user follows it, or not.
-//     A session that says it waits on the user is offered again.
+//   - A gateway that sends each session's events to every attached
+//     client (fan-out): Herald follows every live session as one more
+//     client. Nothing is taken from anyone, so there is no offer and no
+//     warning, whatever the policy.
+//   - A gateway that sends each session's events to one client at a
+//     time: following a session takes its events from whichever client
+//     had them (which Herald cannot see).
+//   - FollowAuto: Herald resumes it as soon as Hermes allows (after its
+//     first prompt); every such take is announced (NoticeFollowed).
+//   - FollowAsk (the default): Herald offers it (NoticeOffer,
+//     LiveSessionView.Offered) when it appears, again when it starts a
+//     turn and when it waits on the user; the user follows it, or not.
 //
 // A session the user unfollowed is not followed again automatically.
 // When another client takes a followed session, NoticeElsewhere says so
@@ -225,6 +230,7 @@ func (s *Service) onDiscovery(d gateway.Discovery) {
 		return
 	}
 	st.last = d
+	fanOut := d.Delivery == gateway.DeliveryFanOut
 	for _, l := range d.Sessions {
 		if l.Followed || l.Key == "" {
 			continue
@@ -234,11 +240,11 @@ func (s *Service) onDiscovery(d gateway.Discovery) {
 		}
 		if !st.seen[l.Key] {
 			st.seen[l.Key] = true
-			notices = append(notices, mk(NoticeFound, foundText(l)))
+			notices = append(notices, mk(NoticeFound, foundText(l, fanOut)))
 		}
 		switch {
 		case st.declined[l.Key] || st.attaching[l.Key]:
-		case st.policy == FollowAuto:
+		case st.policy == FollowAuto || fanOut:
 			if l.MessageCount == 0 && !l.Running() {
 				// No stored row yet: Hermes cannot resume it until its
 				// first prompt. A later listing will.
@@ -247,11 +253,14 @@ func (s *Service) onDiscovery(d gateway.Discovery) {
 			st.attaching[l.Key] = true
 			follow = append(follow, l)
 		default:
+			// Offered when it appears, again when it starts a turn
+			// and when it waits on the user.
 			prev, was := st.offered[l.Key]
-			if (!was && l.Running()) || (l.Status == gateway.LiveWaiting && prev != gateway.LiveWaiting) {
-				st.offered[l.Key] = l.Status
+			started := l.Running() && !runningStatus(prev)
+			if !was || (was && started) || (l.Status == gateway.LiveWaiting && prev != gateway.LiveWaiting) {
 				notices = append(notices, mk(NoticeOffer, offerText(l)))
 			}
+			st.offered[l.Key] = l.Status
 		}
 	}
 	st.prune(d)
@@ -265,7 +274,11 @@ func (s *Service) onDiscovery(d gateway.Discovery) {
 	s.changed()
 }
 
-func foundText(l gateway.LiveSession) string {
+func runningStatus(status string) bool {
+	return gateway.LiveSession{Status: status}.Running()
+}
+
+func foundText(l gateway.LiveSession, fanOut bool) string {
 	what := "idle"
 	if l.Running() {
 		what = "running"
@@ -273,15 +286,21 @@ func foundText(l gateway.LiveSession) string {
 	if l.Status == gateway.LiveWaiting {
 		what = "waiting on the user"
 	}
+	if fanOut {
+		return fmt.Sprintf("found session %q (%s), driven by another client; following it too (this gateway sends each session's events to every client that follows it)", displayOf(l), what)
+	}
 	return fmt.Sprintf("found session %q (%s), driven by another client", displayOf(l), what)
 }
 
 func offerText(l gateway.LiveSession) string {
-	lead := fmt.Sprintf("session %q is running in another client", displayOf(l))
-	if l.Status == gateway.LiveWaiting {
+	lead := fmt.Sprintf("session %q started in another client", displayOf(l))
+	switch {
+	case l.Status == gateway.LiveWaiting:
 		lead = fmt.Sprintf("session %q waits on the user in another client", displayOf(l))
+	case l.Running():
+		lead = fmt.Sprintf("session %q is running in another client", displayOf(l))
 	}
-	return lead + ". Follow it here to see its approvals? Hermes sends a session's live events to one client only: " +
+	return lead + ". Follow it here to see its approvals? This gateway sends each session's events to one client at a time: " +
 		"following it here takes them away from a client still watching it."
 }
 
@@ -343,12 +362,20 @@ func (s *Service) noticeFromEvent(ev wire.Event) {
 	if name == "" {
 		name = firstNonEmpty(ev.StoredSession, ev.Session)
 	}
-	if ev.Kind == gateway.EventElsewhere {
+	fanOut := false
+	if c, ok := s.gatewayClient(ev.Gateway); ok {
+		fanOut = c.FanOut()
+	}
+	switch {
+	case ev.Kind == gateway.EventElsewhere:
 		n.Kind = NoticeElsewhere
 		n.Text = fmt.Sprintf("session %q is followed elsewhere now: another client took its live events, so its approvals go there. Take it back to see them here again.", name)
-	} else {
+	case fanOut:
 		n.Kind = NoticeFollowed
-		n.Text = fmt.Sprintf("following session %q: its live events and approvals come to Herald now (on Hermes 0.18.2 a client that was watching it stops receiving them)", name)
+		n.Text = fmt.Sprintf("following session %q: its live events and approvals come to Herald too (this gateway sends each session's events to every client that follows it)", name)
+	default:
+		n.Kind = NoticeFollowed
+		n.Text = fmt.Sprintf("following session %q: its live events and approvals come to Herald now (this gateway sends each session's events to one client at a time, so a client that was watching it stops receiving them)", name)
 	}
 	s.notice(n)
 }

@@ -112,6 +112,8 @@ type Client struct {
 	epoch    string
 	hasEpoch bool
 	feat     features
+	// cf is what this connection found out (reset at every ready).
+	cf connFeatures
 	// openSRQ maps approval server requests delivered and not yet
 	// answered or cancelled to their session.
 	openSRQ map[string]string
@@ -139,6 +141,10 @@ type Client struct {
 	beat atomic.Int64
 	// beats counts the heartbeat's wake-ups (tests).
 	beats atomic.Int64
+	// polls counts finished session listings and polledBeats holds
+	// beats as the last one finished, just before it woke the heartbeat
+	// (tests wait for the heartbeat to re-arm after a listing).
+	polls, polledBeats atomic.Int64
 }
 
 // features remembers what this gateway supports. Unknown until asked;
@@ -354,6 +360,7 @@ func (c *Client) connectOnce(ctx context.Context) (connectedAt time.Time, err er
 		s.ConnectedAt = connectedAt
 	})
 	c.negotiate(ctx, cn)
+	c.probeConn(ctx, cn)
 	c.resync(ctx, cn, reconnect)
 	select {
 	case <-cn.done:
@@ -516,9 +523,7 @@ func (c *Client) setFeature(fn func(*features)) {
 	if f == was {
 		return // every ping answers: no news is no status change
 	}
-	c.setStatus(func(s *Status) {
-		s.Features = FeatureStatus{Ping: f.ping == yes, Capabilities: f.capabilities == yes, Replay: f.replay == yes, ServerRequests: f.serverRequests}
-	})
+	c.publishFeatures()
 }
 
 // negotiate declares Herald's capabilities where the gateway supports it.
@@ -628,11 +633,24 @@ func (c *Client) RespondApproval(ctx context.Context, sessionID, choice, request
 }
 
 // RespondServerRequest answers the server-request form of an approval
-// ("srq-..." id) with {choice}. It returns once the response frame is
-// written, which is the only confirmation this form has.
+// ("srq-..." id) with {choice}: with request.answer where the gateway has
+// it, which says whether this answer won (wire.ErrRequestSettled when
+// another client answered first or the request ended), else with a
+// response frame, which returns once written: the only confirmation that
+// form has.
 func (c *Client) RespondServerRequest(ctx context.Context, requestID, choice string) error {
 	if err := source.CheckChoice(choice); err != nil {
 		return err
+	}
+	if c.canRequestAnswer() {
+		won, err := c.requestAnswer(ctx, requestID, map[string]string{"choice": choice})
+		switch {
+		case err != nil:
+			return fmt.Errorf("sending the approval answer failed: %w", err)
+		case !won:
+			return wire.ErrRequestSettled
+		}
+		return nil
 	}
 	cn := c.current()
 	if cn == nil {

@@ -15,35 +15,43 @@ import (
 
 // Session discovery and ownership.
 //
-// Hermes 0.18.2 sends a session's live events to one client only: the
-// last one that called session.resume or prompt.submit on it (see
-// backend/hermestest/PROTOCOL.md). A session driven by another client
-// (the browser dashboard, Hermes Desktop, a script) is therefore
-// invisible to Herald until Herald lists it with session.active_list and
-// resumes it, and a session Herald follows is lost, without a word from
-// the gateway, as soon as another client resumes it or submits to it.
+// A session driven by another client (the browser dashboard, Hermes
+// Desktop, a script) is invisible to Herald until Herald lists it with
+// session.active_list and attaches to it. What attaching costs depends on
+// the gateway (capabilities.go):
+//
+//   - On a gateway that sends each session's events to one client at a
+//     time (Hermes 0.18.2, 0.19, 0.20), attaching takes the session's
+//     events from whichever client had them, and a session Herald follows
+//     is lost, without a word from the gateway, as soon as another client
+//     resumes it or submits to it. For each followed session the client
+//     compares the listed row with the previous one: when the row moved on
+//     (new streamed text, more messages) while not one event of that
+//     session reached Herald, another client has taken its events; the
+//     session is marked Elsewhere, an EventElsewhere event is delivered,
+//     and it is not re-attached behind the user's back on a reconnect.
+//     TakeBack resumes it again.
+//   - On a fan-out gateway every attached client gets every event, so
+//     nothing is taken from anyone. A followed session whose row moved on
+//     unheard means the gateway detached Herald (a slow client, dropped
+//     silently on some builds): Herald re-attaches it and replays what it
+//     missed with session.events.since.
 //
 // The client lists the gateway's live sessions at once after every
-// (re)connect and then from the heartbeat's wake-ups: with the liveness
-// check (DiscoveryInterval, so an idle link wakes Herald no more often),
-// every FastDiscoveryInterval while another client's session runs, and
-// reports them through Config.OnDiscovery. For
-// each followed session it compares the listed row with the previous one:
-// when the row moved on (new streamed text, more messages) while not one
-// event of that session reached Herald, another client has taken the
-// session's events; the session is marked Elsewhere, an EventElsewhere
-// event is delivered, and it is not re-attached behind the user's back
-// on a reconnect. TakeBack resumes it again.
+// (re)connect and then every DiscoveryInterval (2 s) from the heartbeat,
+// so a new session is found within one interval, and reports them
+// through Config.OnDiscovery.
 
 // Discovery timing and bounds.
 const (
-	// DiscoveryInterval is how often the live sessions are listed by
-	// default: with the liveness check, so no extra wake-ups. A shorter
-	// Config.DiscoveryInterval wakes the heartbeat for it.
-	DiscoveryInterval = PingInterval
-	// FastDiscoveryInterval is the interval while another client's
-	// session runs (see everyLocked).
-	FastDiscoveryInterval = 5 * time.Second
+	// DiscoveryInterval is how often the live sessions are listed while
+	// connected: a session another client starts is found within one
+	// interval, in time for an approval it asks seconds after its start.
+	// BENCHMARKS.md has what it costs an idle Herald.
+	DiscoveryInterval = 2 * time.Second
+	// FastDiscoveryInterval is kept for callers of the old two-speed
+	// listing: it equals DiscoveryInterval now.
+	FastDiscoveryInterval = DiscoveryInterval
 	// QuietAfter is how long a session that Herald attached in the
 	// middle of a turn, on a gateway that cannot list pending approvals
 	// (0.18.2), may stay silent before Herald says it may be waiting on
@@ -178,18 +186,11 @@ func (c *Client) pollDue(now time.Time, force bool) bool {
 	return due
 }
 
-// everyLocked is the listing interval now: Config.DiscoveryInterval if
-// set; else DiscoveryInterval, or FastDiscoveryInterval while the last
-// listing showed a turn running in a session Herald does not receive
-// (another client's), whose approval may come any moment.
+// everyLocked is the listing interval: Config.DiscoveryInterval if set,
+// else DiscoveryInterval.
 func (c *Client) everyLocked() time.Duration {
 	if c.cfg.DiscoveryInterval > 0 {
 		return c.cfg.DiscoveryInterval
-	}
-	for _, l := range c.disc.last.Sessions {
-		if l.Running() && (!l.Followed || l.Elsewhere) {
-			return FastDiscoveryInterval
-		}
 	}
 	return DiscoveryInterval
 }
@@ -246,11 +247,15 @@ func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
 	// Once this listing is recorded, the heartbeat sleeps until the next
 	// one (its interval depends on what this one shows).
 	defer c.wakeHeartbeat()
+	defer func() { c.polledBeats.Store(c.beats.Load()); c.polls.Add(1) }()
 	if c.heard != nil {
 		defer c.heard()
 	}
 	now := c.clk.Now()
-	d := Discovery{Gateway: c.name, At: now}
+	d := Discovery{Gateway: c.name, At: now, Delivery: DeliveryOneClient}
+	if c.FanOut() {
+		d.Delivery = DeliveryFanOut
+	}
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrNotConnected) {
 			d.Err = "not connected"
@@ -290,7 +295,9 @@ func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
 		}
 	}
 	var lost []wire.Event
+	var detached []*session
 	c.mu.Lock()
+	fanOut := c.cf.fanOut()
 	byID := map[string]int{}
 	byKey := map[string]int{}
 	for i, l := range d.Sessions {
@@ -314,7 +321,11 @@ func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
 		}
 		row := &d.Sessions[i]
 		row.Followed = true
-		if prev := s.lastRow; prev != nil && s.heard == 0 && !s.elsewhere && movedOn(*prev, *row) {
+		if prev := s.lastRow; prev != nil && s.heard == 0 && !s.elsewhere && movedOn(*prev, *row) && fanOut {
+			// Nothing is taken on a fan-out gateway: it dropped Herald
+			// (a slow client). Re-attach and replay.
+			detached = append(detached, s)
+		} else if prev != nil && s.heard == 0 && !s.elsewhere && movedOn(*prev, *row) {
 			s.elsewhere = true
 			s.quietSince = time.Time{}
 			p, _ := json.Marshal(ElsewherePayload{Key: s.stored, Title: row.Title, Reason: "the session moved on (" + clip(row.Preview, 80) + ") but none of its events reached Herald: another client resumed it or submitted to it, and Hermes sends a session's events to one client only"})
@@ -328,6 +339,10 @@ func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
 	}
 	c.disc.last = d
 	c.mu.Unlock()
+	if len(detached) > 0 {
+		c.log.Info("the gateway stopped sending followed sessions' events; re-attaching", "sessions", len(detached))
+		go c.reattach(ctx, cn, detached)
+	}
 	for _, ev := range lost {
 		c.log.Info("another client took a followed session's events", "session", ev.Session)
 		c.dispatch(ev)
@@ -393,14 +408,33 @@ func (c *Client) markElsewhere(sessionID, reason string) {
 }
 
 // CodeOwnedElsewhere is the error newer gateways answer a prompt.submit
-// with when another surface owns the session.
+// with when another surface owns the session. Hermes uses the same code
+// for the active-session limit and unrelated refusals, without data, so
+// only the message tells them apart.
 const CodeOwnedElsewhere = 4090
 
 // IsOwnedElsewhere reports whether err says another client owns the
-// session.
+// session: a 4090 whose message says so (SESSION_NOT_OWNED, "live
+// owner", "one surface at a time"), not the active-session limit's.
 func IsOwnedElsewhere(err error) bool {
 	var re *wire.RPCError
-	return errors.As(err, &re) && re != nil && re.Code == CodeOwnedElsewhere
+	if !errors.As(err, &re) || re == nil || re.Code != CodeOwnedElsewhere {
+		return false
+	}
+	m := strings.ToLower(re.Message)
+	for _, w := range []string{"session_not_owned", "live owner", "one surface at a time", "owned by another", "another surface"} {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsSessionLimit reports whether err is the gateway's active-session
+// limit (4090 "at the active session limit (N/M)").
+func IsSessionLimit(err error) bool {
+	var re *wire.RPCError
+	return errors.As(err, &re) && re != nil && re.Code == CodeOwnedElsewhere && strings.Contains(strings.ToLower(re.Message), "session limit")
 }
 
 // checkQuiet raises the "may be waiting on an approval Herald did not
@@ -445,4 +479,28 @@ func unseenApproval(gw string, s *session, now time.Time) wire.Event {
 	ev := wire.Event{Gateway: gw, Session: s.live, StoredSession: s.stored, Kind: wire.ApprovalRequest, Payload: raw, ReceivedAt: now}
 	ev.DecodeData()
 	return ev
+}
+
+// reattach attaches again to followed sessions the gateway stopped
+// sending (a silent slow-client detach on a fan-out gateway) and replays
+// what they missed, as after a reconnect.
+func (c *Client) reattach(ctx context.Context, cn *conn, list []*session) {
+	c.mu.Lock()
+	var todo []*session
+	for _, s := range list {
+		if c.sessions[s.live] == s && !s.replaying {
+			s.replaying = true
+			todo = append(todo, s)
+		}
+	}
+	c.mu.Unlock()
+	missed := ""
+	for _, s := range todo {
+		if reason := c.resyncSession(ctx, cn, s, false); reason != "" {
+			missed = reason
+		}
+	}
+	if missed != "" {
+		c.setStatus(func(st *Status) { st.MayHaveMissedEvents, st.MissedReason = true, missed })
+	}
 }

@@ -316,45 +316,38 @@ func TestListingDuringResumeIsHeralds(t *testing.T) {
 	}
 }
 
-// TestDiscoveryQuickensWhileAnotherClientRuns: with the default interval
-// an idle gateway is listed with the liveness check (every 15 s), and
-// every 5 s while a session Herald does not receive is running.
-func TestDiscoveryQuickensWhileAnotherClientRuns(t *testing.T) {
+// TestDiscoveryFindsANewSessionWithinOneInterval: with the default
+// interval a session another client starts after Herald connected is
+// listed within DiscoveryInterval (2 s) of its start.
+func TestDiscoveryFindsANewSessionWithinOneInterval(t *testing.T) {
 	t.Parallel()
-	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Legacy})
-	defer srv.Close()
-	d := &discoveries{}
-	h := start(t, srv, func(c *Config) { c.OnDiscovery = d.on })
-	d.rec = h.rec
-	h.rec.waitState(t, StateConnected)
-	h.rec.waitFor(t, "the first listing", func([]wire.Event, []Status) bool { return d.n() > 0 })
-	every := func() time.Duration {
-		h.client.mu.Lock()
-		defer h.client.mu.Unlock()
-		return h.client.everyLocked()
+	for _, dialect := range hermestest.Dialects {
+		t.Run(dialect.String(), func(t *testing.T) {
+			t.Parallel()
+			srv := hermestest.NewServer(hermestest.Options{Dialect: dialect})
+			defer srv.Close()
+			d := &discoveries{}
+			h := start(t, srv, func(c *Config) { c.OnDiscovery = d.on })
+			d.rec = h.rec
+			h.rec.waitState(t, StateConnected)
+			h.rec.waitFor(t, "the first listing", func([]wire.Event, []Status) bool { return d.n() > 0 && !h.client.listing() })
+			h.clk.BlockUntil(1)
+			// Half an interval later another client starts a session.
+			h.clk.Advance(DiscoveryInterval / 2)
+			peer := srv.NewPeer()
+			live, _, _ := peer.Create()
+			if err := peer.Submit(live, "hold"); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := rowOf(d.last(), live); ok {
+				t.Fatal("listed before any listing ran")
+			}
+			h.clk.Advance(DiscoveryInterval / 2)
+			h.rec.waitFor(t, "a listing that shows the new session", func([]wire.Event, []Status) bool {
+				_, ok := rowOf(d.last(), live)
+				return ok
+			})
+			srv.Release(live)
+		})
 	}
-	if got := every(); got != DiscoveryInterval {
-		t.Fatalf("idle gateway listed every %s, want %s (with the liveness check)", got, DiscoveryInterval)
-	}
-	// Another client's turn runs: listings every 5 s.
-	peer := srv.NewPeer()
-	live, _, _ := peer.Create()
-	if err := peer.Submit(live, "hold"); err != nil {
-		t.Fatal(err)
-	}
-	waitServer(t, srv, "holding", func() bool { return slices.Contains(peer.Events(live), "message.delta") })
-	h.clk.Advance(DiscoveryInterval)
-	h.rec.waitFor(t, "a listing that shows the running session", func([]wire.Event, []Status) bool {
-		l, ok := rowOf(d.last(), live)
-		return ok && l.Running()
-	})
-	if got := every(); got != FastDiscoveryInterval {
-		t.Fatalf("listed every %s while another client's turn runs, want %s", got, FastDiscoveryInterval)
-	}
-	for i := 0; i < 2; i++ {
-		n := d.n()
-		h.clk.Advance(FastDiscoveryInterval)
-		h.rec.waitFor(t, "a quick listing", func([]wire.Event, []Status) bool { return d.n() > n })
-	}
-	srv.Release(live)
 }

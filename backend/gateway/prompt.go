@@ -72,6 +72,14 @@ func (c *Client) RespondPrompt(ctx context.Context, a wire.PromptAnswer) (bool, 
 	default:
 		result = map[string]string{"value": value}
 	}
+	if c.canRequestAnswer() {
+		// It says whether this answer won.
+		ok, err := c.requestAnswer(ctx, a.RequestID, result)
+		if err != nil {
+			return false, fmt.Errorf("sending the %s answer failed: %w", a.Kind, sanitizeRPC(err))
+		}
+		return ok, nil
+	}
 	cn := c.current()
 	if cn == nil {
 		return false, ErrNotConnected

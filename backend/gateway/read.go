@@ -122,7 +122,10 @@ func (c *Client) handleFrame(cn *conn, f wire.Frame) {
 // are answered -32601 at once so the gateway does not wait for them.
 func (c *Client) handleServerRequest(cn *conn, f wire.Frame, now time.Time) {
 	ev := serverRequestEvent(c.name, f.Method, f.ID, f.Params, now)
-	if !servedServerRequest(f.Method) {
+	// On a fan-out gateway an error reply settles the request for every
+	// client (server_requests.py@087bb308): another client may be the
+	// one meant to answer it, so Herald stays silent there.
+	if !servedServerRequest(f.Method) && !c.FanOut() {
 		b, _ := wire.EncodeError(f.ID, wire.CodeMethodNotFound, "Herald does not handle "+f.Method)
 		_ = cn.enqueue(context.Background(), b, false)
 	}

@@ -343,14 +343,14 @@ func (c *Client) reconcileOpen(s *session, before []string, listed map[string]bo
 // reconnect with followed sessions to resync.
 func (c *Client) onReady(cn *conn, f wire.Frame) bool {
 	var p struct {
-		Payload struct {
-			ReplayEpoch string `json:"replay_epoch"`
-			Version     string `json:"version"`
-		} `json:"payload"`
+		Payload readyInfo `json:"payload"`
 	}
 	_ = json.Unmarshal(f.Params, &p)
 	epoch := p.Payload.ReplayEpoch
 	c.mu.Lock()
+	// What this connection shows is decided afresh: the gateway may have
+	// been upgraded (or downgraded) since the last one.
+	c.cf = connFeatures{shared: p.Payload.sharedSession(), protocol: p.Payload.protocol(), advertised: p.Payload.advertised()}
 	changed := epoch != "" && c.hasEpoch && epoch != c.epoch
 	if changed {
 		c.withdrawOpenLocked()
@@ -371,6 +371,7 @@ func (c *Client) onReady(cn *conn, f wire.Frame) bool {
 	}
 	c.epochChanged = changed
 	reconnect := len(c.sessions) > 0
+	c.status.Features = c.featureStatusLocked()
 	c.mu.Unlock()
 	return reconnect
 }

@@ -144,7 +144,7 @@ func (s *Server) Overflow() {
 		if c.peer != nil {
 			continue
 		}
-		if s.opts.Dialect == Requests {
+		if s.opts.Dialect == Requests && !s.opts.SilentOverflow {
 			c.closeWith(1011, "client too slow")
 			continue
 		}

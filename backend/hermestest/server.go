@@ -90,6 +90,10 @@ type Options struct {
 	// Without it, every settlement withdraws the request everywhere
 	// (the settle-hook reading). Herald must work under both.
 	NoCancelAfterResponse bool
+	// SilentOverflow makes Overflow detach silently on the Requests
+	// dialect too (builds between 0.21.1's silent detach and the 1011
+	// close are not dated; see PROTOCOL.md).
+	SilentOverflow bool
 	// ActiveSessionLimit refuses session.create beyond this many live
 	// sessions with 4090 "at the active session limit (N/M)" (0 = none).
 	ActiveSessionLimit int

@@ -49,6 +49,34 @@ type Discovery struct {
 	Err string `json:"error,omitempty"`
 	// Unsupported: the server cannot list its sessions.
 	Unsupported bool `json:"unsupported,omitempty"`
+	// Delivery is to whom the server sends a session's events, as its
+	// connection showed.
+	Delivery Delivery `json:"delivery,omitempty"`
+}
+
+// Delivery says to whom a server sends a session's events.
+type Delivery string
+
+// Deliveries.
+const (
+	// DeliveryUnknown: not connected yet.
+	DeliveryUnknown Delivery = ""
+	// DeliveryOneClient: each session's events go to one client at a
+	// time, the last that resumed it or submitted to it.
+	DeliveryOneClient Delivery = "one_client"
+	// DeliveryFanOut: each session's events go to every attached client.
+	DeliveryFanOut Delivery = "fan_out"
+)
+
+// Describe says it for people, naming the behaviour.
+func (d Delivery) Describe() string {
+	switch d {
+	case DeliveryFanOut:
+		return "this gateway sends each session's events to every client that follows it"
+	case DeliveryOneClient:
+		return "this gateway sends each session's events to one client at a time"
+	}
+	return "not known until Herald is connected"
 }
 
 // ElsewherePayload is the payload of EventElsewhere.

@@ -56,4 +56,19 @@ type FeatureStatus struct {
 	Capabilities   bool `json:"capabilities"`
 	Replay         bool `json:"replay"`
 	ServerRequests bool `json:"server_requests"`
+	// Delivery says to whom the server sends a session's events, decided
+	// from what it says and answers on this connection (never from a
+	// version); DeliveryText says it for people and DeliveryEvidence
+	// why Herald thinks so.
+	Delivery         Delivery `json:"delivery,omitempty"`
+	DeliveryText     string   `json:"delivery_text,omitempty"`
+	DeliveryEvidence string   `json:"delivery_evidence,omitempty"`
+	// ApprovalPending and RequestAnswer: the methods exist (probed).
+	ApprovalPending bool `json:"approval_pending"`
+	RequestAnswer   bool `json:"request_answer"`
+	// Advertised lists gateway.ready's capabilities; Protocol is its
+	// protocol version; SharedSession: it advertised shared_session.
+	Advertised    string `json:"advertised,omitempty"`
+	Protocol      int    `json:"protocol,omitempty"`
+	SharedSession bool   `json:"shared_session,omitempty"`
 }

@@ -175,3 +175,9 @@ func IDString(id json.RawMessage) string {
 	}
 	return string(id)
 }
+
+// ErrRequestSettled is what answering a server request returns when the
+// gateway says the request no longer waits (request.answer → expired):
+// another client answered it first, or it timed out or was withdrawn.
+// It is never a success.
+var ErrRequestSettled = errors.New("already answered elsewhere: the gateway no longer waits for this request (another client answered it first, or it ended)")
