@@ -86,7 +86,11 @@ func (p *statusPrinter) show(s source.Status) {
 		if s.MayHaveMissedEvents {
 			warn = " (events may have been missed: " + approval.VisibleLine(s.MissedReason) + ")"
 		}
-		p.out.line("● %s connected%s", s.Gateway, warn)
+		how := ""
+		if t := s.Features.DeliveryText; t != "" {
+			how = " (" + t + ")"
+		}
+		p.out.line("● %s connected%s%s", s.Gateway, how, warn)
 	case source.StateReconnecting:
 		in := ""
 		if !s.NextRetry.IsZero() {
