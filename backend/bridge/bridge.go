@@ -129,20 +129,6 @@ type State struct {
 	Watchers int     `json:"watchers"`
 }
 
-// Notice is an approval Herald can show but not answer: it waits on
-// another surface (Hermes versions without approval transports), or it
-// ended there (Ended set, Outcome what Hermes recorded).
-type Notice struct {
-	Source      string
-	ID          string
-	Command     string
-	Description string
-	Origin      Origin
-	Ended       bool
-	Outcome     string
-	At          time.Time
-}
-
 // Config configures a Client.
 type Config struct {
 	// Name is the source's name (unique among Herald's sources).
@@ -163,10 +149,9 @@ type Config struct {
 	Rand     func() float64
 	Backoff  source.Backoff
 	// OnEvent receives approvals (server-request form) and their ends
-	// (request.cancel), in order. It must not block for long.
+	// (request.cancel), and notices (source.EventWaitingElsewhere and its
+	// end), in order. It must not block for long.
 	OnEvent func(wire.Event)
-	// OnNotice receives notices and their ends.
-	OnNotice func(Notice)
 	// OnStatus receives status changes.
 	OnStatus func(source.Status)
 }
@@ -539,9 +524,7 @@ func (c *Client) apply(st State) {
 
 func (c *Client) arrive(instance string, it Item, now time.Time) {
 	if it.Kind == "notice" {
-		if c.cfg.OnNotice != nil {
-			c.cfg.OnNotice(Notice{Source: c.cfg.Name, ID: it.ID, Command: it.Command, Description: it.Description, Origin: it.Origin, At: now})
-		}
+		c.notice(source.EventWaitingElsewhere, it, "", now)
 		return
 	}
 	if c.cfg.OnEvent == nil {
@@ -573,10 +556,7 @@ func sessionOf(it Item) string {
 
 func (c *Client) end(instance string, it Item, outcome, why string, now time.Time) {
 	if it.Kind == "notice" {
-		if c.cfg.OnNotice != nil {
-			c.cfg.OnNotice(Notice{Source: c.cfg.Name, ID: it.ID, Command: it.Command, Origin: it.Origin, Ended: true,
-				Outcome: firstOf(outcome, why), At: now})
-		}
+		c.notice(source.EventWaitingElsewhereEnd, it, firstOf(outcome, firstOf(why, "gone")), now)
 		return
 	}
 	if c.cfg.OnEvent == nil {
@@ -590,6 +570,20 @@ func (c *Client) end(instance string, it Item, outcome, why string, now time.Tim
 	raw, _ := json.Marshal(p)
 	c.cfg.OnEvent(wire.Event{Gateway: c.cfg.Name, Session: sessionOf(it), StoredSession: it.Origin.SessionKey,
 		Kind: wire.RequestCancel, RequestID: it.ID, Epoch: instance, Payload: raw, ReceivedAt: now, Data: &p})
+}
+
+// notice reports a notice (an approval to answer where it was asked).
+func (c *Client) notice(kind string, it Item, outcome string, now time.Time) {
+	if c.cfg.OnEvent == nil {
+		return
+	}
+	o := it.Origin
+	p := source.WaitingPayload{ID: it.ID, Command: it.Command, Description: it.Description, Where: o.Where(),
+		Chat: o.Chat, Title: o.Title, SessionKey: o.SessionKey, SessionID: o.SessionID,
+		Dashboard: o.Process == "dashboard", Outcome: outcome}
+	raw, _ := json.Marshal(p)
+	c.cfg.OnEvent(wire.Event{Gateway: c.cfg.Name, Session: firstOf(o.SessionID, o.SessionKey), StoredSession: o.SessionKey,
+		Kind: kind, Payload: raw, ReceivedAt: now, Data: &p})
 }
 
 // cancelReason maps the plugin's outcome to request.cancel's reasons.

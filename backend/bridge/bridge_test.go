@@ -19,13 +19,12 @@ import (
 const bound = 10 * time.Second // generous: a loaded CI machine, never a timing assertion
 
 type sink struct {
-	events  chan wire.Event
-	notices chan bridge.Notice
-	status  chan source.Status
+	events chan wire.Event
+	status chan source.Status
 }
 
 func newSink() *sink {
-	return &sink{events: make(chan wire.Event, 64), notices: make(chan bridge.Notice, 64), status: make(chan source.Status, 256)}
+	return &sink{events: make(chan wire.Event, 64), status: make(chan source.Status, 256)}
 }
 
 func (s *sink) event(t *testing.T, kind string) wire.Event {
@@ -44,20 +43,17 @@ func (s *sink) event(t *testing.T, kind string) wire.Event {
 	}
 }
 
-func (s *sink) notice(t *testing.T, ended bool) bridge.Notice {
+func (s *sink) notice(t *testing.T, ended bool) *source.WaitingPayload {
 	t.Helper()
-	timer := time.NewTimer(bound)
-	defer timer.Stop()
-	for {
-		select {
-		case n := <-s.notices:
-			if n.Ended == ended {
-				return n
-			}
-		case <-timer.C:
-			t.Fatalf("no notice (ended=%v) within %s", ended, bound)
-		}
+	kind := source.EventWaitingElsewhere
+	if ended {
+		kind = source.EventWaitingElsewhereEnd
 	}
+	p, _ := s.event(t, kind).Data.(*source.WaitingPayload)
+	if p == nil {
+		t.Fatalf("%s without its payload", kind)
+	}
+	return p
 }
 
 func (s *sink) state(t *testing.T, want source.State) source.Status {
@@ -80,8 +76,7 @@ func start(t *testing.T, url, token, name string) (*bridge.Client, *sink) {
 	t.Helper()
 	s := newSink()
 	c, err := bridge.New(bridge.Config{Name: name, URL: url, Token: token, ClientID: name,
-		OnEvent:  func(ev wire.Event) { s.events <- ev },
-		OnNotice: func(n bridge.Notice) { s.notices <- n },
+		OnEvent: func(ev wire.Event) { s.events <- ev },
 		OnStatus: func(st source.Status) {
 			select {
 			case s.status <- st:
@@ -284,7 +279,7 @@ func TestNoticeArrivesAndEnds(t *testing.T) {
 	s.state(t, source.StateConnected)
 	id := f.Notice("rm -rf build", bridgetest.Origin{Surface: "telegram", Chat: "Ops", Title: "Deploy"})
 	n := s.notice(t, false)
-	if n.ID != id || n.Command != "rm -rf build" || n.Origin.Where() != "Telegram" || n.Origin.Title != "Deploy" {
+	if n.ID != id || n.Command != "rm -rf build" || n.Where != "Telegram" || n.Title != "Deploy" || n.Chat != "Ops" {
 		t.Fatalf("notice = %+v", n)
 	}
 	f.End(id, "deny")
@@ -360,5 +355,25 @@ func TestOriginWhere(t *testing.T) {
 		if got := o.Where(); got != want {
 			t.Errorf("%+v.Where() = %q, want %q", o, got, want)
 		}
+	}
+}
+
+func TestDriverOpensAndChecks(t *testing.T) {
+	t.Parallel()
+	_, srv := bridgetest.Serve(t, "tok")
+	d, err := source.Lookup("bridge")
+	if err != nil || d.Kind != bridge.Kind {
+		t.Fatalf("lookup: %+v %v", d, err)
+	}
+	ctx := context.Background()
+	if r := d.Check(ctx, source.Config{URL: srv.URL, Secrets: map[string]string{"token": "tok"}}); !r.OK {
+		t.Fatalf("check: %+v", r)
+	}
+	if r := d.Check(ctx, source.Config{URL: srv.URL, Secrets: map[string]string{"token": "no"}}); r.OK || r.Stage != "auth" {
+		t.Fatalf("check with a wrong token: %+v", r)
+	}
+	src, err := d.Open(source.Config{Name: "b", URL: srv.URL, Secrets: map[string]string{"token": "tok"}}, source.Hooks{})
+	if err != nil || src.Kind() != bridge.Kind || src.Name() != "b" {
+		t.Fatalf("open: %v %v", src, err)
 	}
 }

@@ -1,0 +1,59 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/herald-desktop/herald/backend/source"
+)
+
+// DefaultURL is the Hermes dashboard's default address.
+const DefaultURL = "http://127.0.0.1:9119"
+
+func init() {
+	source.Register(source.Driver{
+		Kind:       Kind,
+		Aliases:    []string{"herald-bridge", "plugin"},
+		Title:      "Herald bridge (Hermes plugin on a dashboard)",
+		DefaultURL: DefaultURL,
+		Auth: []source.AuthMode{
+			{Name: "token", Label: "Dashboard session token", Secret: "Token", Flag: "token", Env: "HERALD_TOKEN"},
+		},
+		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
+			return New(configOf(cfg, h))
+		},
+		Check: check,
+	})
+}
+
+func configOf(cfg source.Config, h source.Hooks) Config {
+	name := cfg.Name
+	if name == "" {
+		name = cfg.URL
+	}
+	return Config{Name: name, URL: cfg.URL, Token: cfg.Secrets["token"], RootCAs: cfg.RootCAs,
+		Clock: cfg.Clock, Logger: cfg.Logger, OnEvent: h.OnEvent, OnStatus: h.OnStatus}
+}
+
+// check is the driver's Check: one poll of the route, with the token.
+func check(ctx context.Context, cfg source.Config) source.CheckResult {
+	if cfg.URL == "" {
+		cfg.URL = DefaultURL
+	}
+	c, err := New(configOf(source.Config{Name: "test", URL: cfg.URL, Secrets: cfg.Secrets, RootCAs: cfg.RootCAs}, source.Hooks{}))
+	if err != nil {
+		return source.CheckResult{Stage: "address", Message: err.Error()}
+	}
+	st, err := c.poll(ctx)
+	var he *httpError
+	switch {
+	case errors.As(err, &he) && he.code == 401:
+		return source.CheckResult{Stage: "auth", Message: err.Error()}
+	case errors.As(err, &he):
+		return source.CheckResult{Stage: "plugin", Message: err.Error()}
+	case err != nil:
+		return source.CheckResult{Stage: "http", Message: err.Error()}
+	}
+	return source.CheckResult{OK: true, Stage: "plugin", Message: fmt.Sprintf("Connected: the Herald bridge answered (%d waiting)", len(st.Items))}
+}
