@@ -353,6 +353,9 @@ func (s *Service) attachLive(gw string, l gateway.LiveSession, auto bool) {
 
 // noticeFromEvent turns the gateway's ownership events into notices.
 func (s *Service) noticeFromEvent(ev wire.Event) {
+	if s.waitingNotice(ev) {
+		return
+	}
 	if ev.Kind != gateway.EventElsewhere && ev.Kind != gateway.EventFollowed {
 		return
 	}

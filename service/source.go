@@ -62,6 +62,11 @@ type SourceConfig struct {
 	// OnStatus sees this source's status changes before the service does.
 	// It must not block.
 	OnStatus func(source.Status)
+	// Bridge (dashboard gateways only) also follows the dashboard's Herald
+	// bridge (the Hermes plugin herald) with the same URL and credentials,
+	// as a source named BridgeName(Name): the approvals of every Hermes
+	// process of the profile, not only the dashboard's sessions.
+	Bridge bool
 }
 
 // AddSource opens a source through its transport's driver and starts
@@ -99,6 +104,12 @@ func (s *Service) AddSource(cfg SourceConfig) (Source, error) {
 	name = src.Name()
 	if err := s.start(src); err != nil {
 		return nil, err
+	}
+	if cfg.Bridge {
+		if d.Kind != KindGateway {
+			return src, fmt.Errorf("only a dashboard gateway has a Herald bridge, not %s", d.Title)
+		}
+		return src, s.addBridgeOf(name, cfg)
 	}
 	return src, nil
 }
@@ -270,6 +281,9 @@ func (s *Service) StartRun(ctx context.Context, source, input string) (string, e
 // Remove stops a source (either kind), waits for it and forgets its
 // sessions.
 func (s *Service) Remove(name string) {
+	if b, ok := s.Source(BridgeName(name)); ok && b.Kind() == KindBridge {
+		defer s.Remove(BridgeName(name)) // a gateway's bridge goes with it
+	}
 	s.src.mu.Lock()
 	e, ok := s.src.byName[name]
 	delete(s.src.byName, name)

@@ -1,0 +1,89 @@
+package service
+
+import (
+	"fmt"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/bridge"
+	"github.com/herald-desktop/herald/backend/source"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// KindBridge is the Herald bridge: the route of the Hermes plugin
+// "herald" on a dashboard, through which Herald sees and answers the
+// approvals of every Hermes process of that profile (CLI, TUI, messaging).
+const KindBridge = bridge.Kind
+
+// BridgeName is the name of a gateway's bridge source.
+func BridgeName(gateway string) string { return gateway + "-bridge" }
+
+// NoticeApprovalElsewhere: an approval waits on another surface of Hermes
+// (a Hermes without approval transports): Herald shows it, the user
+// answers it where it was asked. NoticeApprovalEnded: it ended there.
+const (
+	NoticeApprovalElsewhere NoticeKind = "approval_elsewhere"
+	NoticeApprovalEnded     NoticeKind = "approval_ended"
+)
+
+// addBridgeOf follows the bridge of the gateway source gw (same URL and
+// credentials), named BridgeName(gw).
+func (s *Service) addBridgeOf(gw string, cfg SourceConfig) error {
+	b := cfg
+	b.Kind, b.Name, b.Bridge = KindBridge, BridgeName(gw), false
+	if _, err := s.AddSource(b); err != nil {
+		return fmt.Errorf("the gateway %s was added, its Herald bridge was not: %w", gw, err)
+	}
+	return nil
+}
+
+// waitingNotice turns an approval waiting on another surface into a
+// session notice; it reports whether ev was one. An approval of one of
+// the dashboard's own sessions that Herald follows on its /api/ws is
+// the same request as the one there, answerable there: no notice.
+func (s *Service) waitingNotice(ev wire.Event) bool {
+	if ev.Kind != source.EventWaitingElsewhere && ev.Kind != source.EventWaitingElsewhereEnd {
+		return false
+	}
+	p, _ := ev.Data.(*source.WaitingPayload)
+	if p == nil {
+		return true
+	}
+	if p.Dashboard && s.followsOnGatewayOf(ev.Gateway, p.SessionID, p.SessionKey) {
+		return true
+	}
+	where := approval.VisibleLine(p.Where)
+	if p.Chat != "" {
+		where += " (" + approval.VisibleLine(p.Chat) + ")"
+	}
+	cmd := approval.FirstLine(approval.Redact(p.Command))
+	n := SessionNotice{Gateway: ev.Gateway, Session: ev.Session, Key: p.SessionKey, Title: p.Title, At: ev.ReceivedAt}
+	if ev.Kind == source.EventWaitingElsewhereEnd {
+		n.Kind, n.Status = NoticeApprovalEnded, p.Outcome
+		n.Text = fmt.Sprintf("the approval in %s ended (%s): `%s`", where, approval.VisibleLine(p.Outcome), cmd)
+	} else {
+		n.Kind, n.Status = NoticeApprovalElsewhere, "waiting"
+		n.Text = fmt.Sprintf("an approval is waiting in %s: `%s`. Answer it where it was asked.", where, cmd)
+	}
+	s.notice(n)
+	return true
+}
+
+// followsOnGatewayOf reports whether Herald follows the session (live id
+// or stored key) on the gateway whose bridge is named bridgeName.
+func (s *Service) followsOnGatewayOf(bridgeName, live, key string) bool {
+	for _, src := range s.Sources() {
+		if BridgeName(src.Name()) != bridgeName {
+			continue
+		}
+		c, ok := s.gatewayClient(src.Name())
+		if !ok {
+			return false
+		}
+		for _, r := range c.Sessions() {
+			if !r.Elsewhere && ((live != "" && r.ID == live) || (key != "" && r.StoredID == key)) {
+				return true
+			}
+		}
+	}
+	return false
+}
