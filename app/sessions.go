@@ -158,6 +158,13 @@ func (n *notifier) session(sn service.SessionNotice) {
 	case sn.Kind == service.NoticeElsewhere:
 		title = "Followed elsewhere now"
 		body = fmt.Sprintf("Another client took %s on %s: its approvals go there. Open Herald's Sessions to take it back.", name, clipLine(sn.Gateway, 60))
+	case sn.Kind == service.NoticeApprovalElsewhere:
+		// Hermes without approval transports: shown, answered where asked.
+		title = "Approval waiting elsewhere"
+		body = clipLine(sn.Text, 300)
+		if sn.Title != "" {
+			body += " Session: " + clipLine(sn.Title, liveTitleMax) + "."
+		}
 	default:
 		return
 	}

@@ -29,6 +29,7 @@ var commands = map[string]func(*env, []string) error{
 	"log":     cmdLog,
 	"stop":    cmdStop,
 	"ask":     cmdAsk,
+	"bridge":  cmdBridge,
 	"help":    cmdHelp,
 }
 
@@ -104,6 +105,8 @@ Usage:
   herald log [-n N]               the approval history
   herald stop [ID]                stop a run (without ID: list the active runs)
   herald ask [--session ID] TEXT  start a prompt on a session or a new one
+  herald bridge install           how to bring approvals from every Hermes surface
+                                  (CLI, Telegram, ...) to Herald; --write HERMES_HOME applies it
   herald version                  print the version and exit
 
 Run "herald watch -h" for its flags. Credentials come from the environment

@@ -33,6 +33,14 @@ func printSessionNotice(out *printer, n service.SessionNotice) {
 		out.line("⚠ %s: session %q is followed elsewhere now: another client took its live events, so its approvals go there. Type \"take %s\" to take it back.", n.Gateway, name, id)
 	case service.NoticeFollowFailed:
 		out.line("! %s: %s", n.Gateway, approval.VisibleLine(n.Text))
+	case service.NoticeApprovalElsewhere:
+		title := ""
+		if n.Title != "" {
+			title = fmt.Sprintf(" (session %q)", approval.VisibleLine(n.Title))
+		}
+		out.line("! %s: %s%s", n.Gateway, approval.VisibleLine(n.Text), title)
+	case service.NoticeApprovalEnded:
+		out.line("  %s: %s", n.Gateway, approval.VisibleLine(n.Text))
 	}
 }
 

@@ -125,6 +125,7 @@ func cmdWatch(e *env, args []string) error {
 	fs.Var(&apis, "api", "Hermes API server URL, or NAME=URL (repeatable; e.g. http://127.0.0.1:8642)")
 	fs.Var(&runs, "run", "API-server run id to follow (repeatable; on the first --api server)")
 	startRun := fs.String("start", "", "start a run with this input on the first --api server and follow it")
+	withBridge := fs.Bool("bridge", false, "also follow each gateway's Herald bridge (the Hermes plugin herald; see herald bridge install): approvals from the Hermes CLI, TUI and messaging too")
 	ctl := controlFlag(fs)
 	db := fs.String("db", defaultDB(), `approval history file ("" keeps none)`)
 	if err := parseFlags(fs, args); err != nil {
@@ -281,7 +282,7 @@ func cmdWatch(e *env, args []string) error {
 	}
 	for _, g := range gws {
 		name, u := splitGateway(g)
-		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Secrets: map[string]string{"token": *token, "password": *pass}, Username: *user, RootCAs: cr.roots, OnStatus: onStatus})
+		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Secrets: map[string]string{"token": *token, "password": *pass}, Username: *user, RootCAs: cr.roots, OnStatus: onStatus, Bridge: *withBridge && !*demo})
 	}
 	var wsNames []string
 	for i, cfg := range configs {
