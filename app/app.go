@@ -49,6 +49,8 @@ type App struct {
 	notice *notices
 	batch  *Batcher
 	log    *slog.Logger
+	// consumed is closed once consume returned.
+	consumed chan struct{}
 
 	mu       sync.Mutex
 	platform Platform
@@ -74,17 +76,44 @@ func New(d Deps) *App {
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.batch = NewBatcher(d.Clock, 100*time.Millisecond, a.push)
 	a.svc = service.New(service.Config{
-		Clock:      d.Clock,
-		Store:      d.Store,
-		Logger:     d.Logger,
-		Timeout:    a.timeout,
-		OnEvent:    a.onEvent,
-		OnApproval: a.notify.approval,
-		OnChange:   a.batch.Poke,
-		// Sessions other clients drive: offers and "followed elsewhere".
-		OnSessionNotice: a.notify.session,
+		Clock:   d.Clock,
+		Store:   d.Store,
+		Logger:  d.Logger,
+		Timeout: a.timeout,
 	})
+	a.consumed = make(chan struct{})
+	go a.consume(a.svc.Subscribe(service.WatchEvents|service.WatchApprovals|service.WatchNotices|service.WatchChanges, 0))
 	return a
+}
+
+// consume feeds the service's notifications to the surfaces, in order,
+// until the app closes: events and approvals to the notifications,
+// sessions other clients drive to their offers, and every change to the
+// window's batched view.
+func (a *App) consume(sub *service.Subscription) {
+	defer close(a.consumed)
+	for {
+		n, err := sub.Next(a.ctx)
+		if err != nil {
+			return
+		}
+		if n.Lagged > 0 {
+			// The window is refreshed from the whole view below; only
+			// the notifications of what was lost are missing.
+			a.log.Warn("the window fell behind Herald's events; some notifications were not shown", "lost", n.Lagged)
+			a.batch.Poke()
+		}
+		switch {
+		case n.Event != nil:
+			a.onEvent(*n.Event)
+		case n.Approval != nil:
+			a.notify.approval(*n.Approval)
+		case n.Notice != nil:
+			a.notify.session(*n.Notice)
+		case n.Changed:
+			a.batch.Poke()
+		}
+	}
 }
 
 // Service is the core the App drives.
@@ -179,6 +208,7 @@ func (a *App) Close() {
 	a.batch.Stop()
 	a.cancel()
 	a.svc.Close()
+	<-a.consumed
 	a.notice.close()
 	a.mu.Lock()
 	t := a.tray

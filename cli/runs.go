@@ -50,13 +50,13 @@ func (d *directFlags) name() string {
 // connect starts a private service with the one gateway or API server the
 // flags name and waits until it is connected. It returns the service and
 // the gateway's name; close it when done.
-func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent func(wire.Event)) (*service.Service, string, error) {
+func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent func(wire.Event)) (svc *service.Service, name string, stop func(), err error) {
 	if *d.gateway != "" && *d.api != "" {
-		return nil, "", usageError{"give --gateway or --api, not both"}
+		return nil, "", nil, usageError{"give --gateway or --api, not both"}
 	}
 	cr, stdin, err := d.creds.resolve(e)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	e.stdin = stdin
 	if *d.api != "" {
@@ -67,14 +67,29 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 		err = d.creds.checkURL(e, "--gateway", u, cr.token+cr.pass)
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	svc := service.New(service.Config{OnEvent: func(ev wire.Event) {
-		printNotice(out, ev)
-		if onEvent != nil {
-			onEvent(ev)
+	svc = service.New(service.Config{})
+	events := svc.Subscribe(service.WatchEvents, 0)
+	printed := make(chan struct{})
+	go func() {
+		defer close(printed)
+		for {
+			n, err := events.Next(context.Background())
+			if err != nil {
+				return
+			}
+			printNotice(out, *n.Event)
+			if onEvent != nil {
+				onEvent(*n.Event)
+			}
 		}
-	}})
+	}()
+	// stop closes the service once what it delivered was printed.
+	stop = func() {
+		svc.Close()
+		<-printed
+	}
 	connected := make(chan string, 8)
 	cfg := service.SourceConfig{
 		Secrets:  cr.secrets(),
@@ -94,10 +109,10 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 	}
 	src, err := svc.AddSource(cfg)
 	if err != nil {
-		svc.Close()
-		return nil, "", err
+		stop()
+		return nil, "", nil, err
 	}
-	name := src.Name()
+	name = src.Name()
 	t := time.NewTimer(*d.connectTimeout)
 	defer t.Stop()
 	last := ""
@@ -107,10 +122,10 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 			state, msg, _ := strings.Cut(st, "\x00")
 			switch source.State(state) {
 			case source.StateConnected:
-				return svc, name, nil
+				return svc, name, stop, nil
 			case source.StateAuthFailed, source.StateConfigError:
-				svc.Close()
-				return nil, "", fmt.Errorf("%s refused Herald: %s", name, msg)
+				stop()
+				return nil, "", nil, fmt.Errorf("%s refused Herald: %s", name, msg)
 			}
 			if msg != "" {
 				if last == "" {
@@ -120,14 +135,14 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 				last = msg
 			}
 		case <-t.C:
-			svc.Close()
+			stop()
 			if last == "" {
-				return nil, "", fmt.Errorf("could not connect to %s within %s: no answer; check the URL and that Hermes runs", name, *d.connectTimeout)
+				return nil, "", nil, fmt.Errorf("could not connect to %s within %s: no answer; check the URL and that Hermes runs", name, *d.connectTimeout)
 			}
-			return nil, "", fmt.Errorf("could not connect to %s within %s: %s", name, *d.connectTimeout, approval.VisibleLine(last))
+			return nil, "", nil, fmt.Errorf("could not connect to %s within %s: %s", name, *d.connectTimeout, approval.VisibleLine(last))
 		case <-ctx.Done():
-			svc.Close()
-			return nil, "", ctx.Err()
+			stop()
+			return nil, "", nil, ctx.Err()
 		}
 	}
 }
@@ -153,11 +168,11 @@ func cmdStop(e *env, args []string) error {
 		if id == "" {
 			return usageError{"with --gateway URL or --api, give the session or run id to stop"}
 		}
-		svc, name, err := d.connect(ctx, e, out, nil)
+		svc, name, stop, err := d.connect(ctx, e, out, nil)
 		if err != nil {
 			return err
 		}
-		defer svc.Close()
+		defer stop()
 		if res, err = svc.StopRun(ctx, name, id); err != nil {
 			return err
 		}
@@ -261,11 +276,11 @@ func cmdAsk(e *env, args []string) error {
 		default:
 		}
 	}
-	svc, name, err := d.connect(ctx, e, out, onEvent)
+	svc, name, stop, err := d.connect(ctx, e, out, onEvent)
 	if err != nil {
 		return err
 	}
-	defer svc.Close()
+	defer stop()
 	req.Gateway = name
 	res, err := svc.Ask(ctx, req)
 	if err != nil {

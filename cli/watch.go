@@ -227,19 +227,14 @@ func cmdWatch(e *env, args []string) error {
 		}
 		every = d
 	}
-	var svc *service.Service
 	keys := &keys{out: out, now: time.Now}
-	svc = service.New(service.Config{
-		FollowPolicy:      policy,
-		DiscoveryInterval: every,
-		OnSessionNotice:   func(n service.SessionNotice) { printSessionNotice(out, n) },
-		Store:             store,
-		OnEvent:           func(ev wire.Event) { printEvent(out, ev) },
-		OnApproval:        func(c approval.Change) { printApproval(out, keys, c) },
-		OnProblem:         out.problem,
-	})
+	svc := service.New(service.Config{FollowPolicy: policy, DiscoveryInterval: every, Store: store})
 	keys.in = svcInbox{svc}
-	defer svc.Close()
+	printed := printNotifications(out, keys, svc.Subscribe(service.WatchEvents|service.WatchApprovals|service.WatchNotices|service.WatchProblems, 0))
+	defer func() {
+		svc.Close()
+		<-printed // everything the service delivered is on screen
+	}()
 	// The control socket first: when another Herald runs, stop before
 	// dialing (a resume here would take its sessions' live events on
 	// Hermes 0.18.2), and `herald approve` works once a gateway shows
@@ -374,6 +369,35 @@ func splitGateway(g string) (name, u string) {
 		return pu.Host, g
 	}
 	return g, g
+}
+
+// printNotifications prints what the service delivers, in order, until it
+// closes; the returned channel is closed then.
+func printNotifications(out *printer, keys *keys, sub *service.Subscription) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			n, err := sub.Next(context.Background())
+			if err != nil {
+				return
+			}
+			if n.Lagged > 0 {
+				out.problem("herald", fmt.Errorf("this terminal fell behind: %d notifications were not shown; run `herald pending` to see what waits", n.Lagged))
+			}
+			switch {
+			case n.Event != nil:
+				printEvent(out, *n.Event)
+			case n.Approval != nil:
+				printApproval(out, keys, *n.Approval)
+			case n.Notice != nil:
+				printSessionNotice(out, *n.Notice)
+			case n.Problem != nil:
+				out.problem(n.Problem.Source, n.Problem.Err)
+			}
+		}
+	}()
+	return done
 }
 
 // follow starts the demo once its gateway is connected.

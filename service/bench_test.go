@@ -14,17 +14,18 @@ import (
 // BenchmarkApprovalToNotifier measures what a user waits for: the fake
 // gateway writes an approval server request, it crosses a real loopback
 // WebSocket, the client decodes it, the inbox takes it and hands it to the
-// notifier hook (OnApproval). Reports p50/p99/p999.
+// notifications subscriber (WatchApprovals). Reports p50/p99/p999.
 func BenchmarkApprovalToNotifier(b *testing.B) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 	defer srv.Close()
 	live, stored := srv.CreateSession()
 	arrived := make(chan time.Time, 1)
-	s := New(Config{OnApproval: func(c approval.Change) {
-		if c.Kind == approval.ChangeArrived {
+	s := New(Config{})
+	dispatch(s, WatchApprovals, func(n Notify) {
+		if n.Approval.Kind == approval.ChangeArrived {
 			arrived <- time.Now()
 		}
-	}})
+	})
 	defer s.Close()
 	c, err := s.AddGateway(gateway.Config{Name: "gw", URL: srv.URL, Token: srv.Token()})
 	if err != nil {

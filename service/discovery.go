@@ -211,9 +211,7 @@ func (s *Service) notice(n SessionNotice) {
 	if n.At.IsZero() {
 		n.At = s.clk.Now()
 	}
-	if s.cfg.OnSessionNotice != nil {
-		s.cfg.OnSessionNotice(n)
-	}
+	s.bus.publish(WatchNotices, Notify{Notice: &n})
 }
 
 // onDiscovery applies one listing: announces new sessions, follows or

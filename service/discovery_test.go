@@ -48,13 +48,13 @@ func newLiveRig(t *testing.T, d hermestest.Dialect, p FollowPolicy) *liveRig {
 func (r *liveRig) start(p FollowPolicy) *liveRig {
 	r.svc = New(Config{
 		Clock: r.clk, Store: approval.NewMemoryStore(), FollowPolicy: p, DiscoveryInterval: listEvery,
-		OnChange: r.ch.poke,
-		OnSessionNotice: func(n SessionNotice) {
-			r.mu.Lock()
-			r.notices = append(r.notices, n)
-			r.mu.Unlock()
-			r.ch.poke()
-		},
+	})
+	onChange(r.svc, r.ch.poke)
+	dispatch(r.svc, WatchNotices, func(n Notify) {
+		r.mu.Lock()
+		r.notices = append(r.notices, *n.Notice)
+		r.mu.Unlock()
+		r.ch.poke()
 	})
 	r.t.Cleanup(func() { close(r.stop); r.svc.Close() })
 	return r

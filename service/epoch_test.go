@@ -20,7 +20,8 @@ func liveGateway(t *testing.T, opt hermestest.Options) (*hermestest.Server, *Ser
 	t.Cleanup(srv.Close)
 	live, stored := srv.CreateSession()
 	ch := newChanges()
-	s := New(Config{OnChange: ch.poke})
+	s := New(Config{})
+	onChange(s, ch.poke)
 	t.Cleanup(s.Close)
 	c, err := s.AddGateway(gateway.Config{Name: "gw", URL: srv.URL, Token: srv.Token()})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,24 +31,22 @@ func cancelEvent(gw, id string) wire.Event {
 }
 
 // floodedService is a service whose inbox holds floodEnded ended requests,
-// with OnApproval reporting arrivals on the returned channel.
+// with a WatchApprovals subscriber reporting arrivals on the returned channel.
 func floodedService(b *testing.B) (*Service, chan time.Time) {
 	b.Helper()
 	arrived := make(chan time.Time, 1)
-	var loading atomic.Bool
-	loading.Store(true)
-	s := New(Config{OnApproval: func(c approval.Change) {
-		if c.Kind == approval.ChangeArrived && !loading.Load() {
-			arrived <- time.Now()
-		}
-	}})
+	s := New(Config{})
 	for i := range floodEnded {
 		gw := fmt.Sprintf("gw%d", i%5)
 		id := fmt.Sprintf("srq-old-%d", i)
 		s.onEvent(srqEvent(gw, id, fmt.Sprintf("rm -rf ./build-%d", i)))
 		s.onEvent(cancelEvent(gw, id))
 	}
-	loading.Store(false)
+	dispatch(s, WatchApprovals, func(n Notify) {
+		if n.Approval.Kind == approval.ChangeArrived {
+			arrived <- time.Now()
+		}
+	})
 	if n := len(s.View().Recent); n != floodEnded {
 		b.Fatalf("%d ended requests in the inbox, want %d", n, floodEnded)
 	}
@@ -59,7 +56,7 @@ func floodedService(b *testing.B) (*Service, chan time.Time) {
 // BenchmarkApprovalUnderFlood measures what a user waits for when the
 // inbox already holds 10,000 ended requests and a window keeps rebuilding
 // its view: a new approval from the gateway client's delivery (onEvent)
-// through the inbox to the notifier hook (OnApproval). Reports
+// through the inbox to the notifications subscriber (WatchApprovals). Reports
 // p50/p99/max in µs; the budget is 100 ms.
 func BenchmarkApprovalUnderFlood(b *testing.B) {
 	s, arrived := floodedService(b)

@@ -33,7 +33,8 @@ func TestRestoredAPIApprovalFollowsItsRun(t *testing.T) {
 					t.Fatal(err)
 				}
 				ch := newChanges()
-				s := New(Config{Clock: clk, Store: st, OnChange: ch.poke})
+				s := New(Config{Clock: clk, Store: st})
+				onChange(s, ch.poke)
 				if _, err := s.AddSource(SourceConfig{Kind: KindAPIServer, Name: "api", URL: api.URL, Secrets: map[string]string{"key": api.Key()}}); err != nil {
 					t.Fatal(err)
 				}

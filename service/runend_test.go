@@ -40,7 +40,8 @@ func TestAPIRunEndSettlesItsApproval(t *testing.T) {
 			t.Cleanup(api.Close)
 			ch := newChanges()
 			store := approval.NewMemoryStore()
-			s := New(Config{Store: store, OnChange: ch.poke})
+			s := New(Config{Store: store})
+			onChange(s, ch.poke)
 			defer s.Close()
 			if _, err := s.AddSource(SourceConfig{Kind: KindAPIServer, Name: "api", URL: api.URL, Secrets: map[string]string{"key": api.Key()}}); err != nil {
 				t.Fatal(err)

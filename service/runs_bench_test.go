@@ -17,7 +17,8 @@ func BenchmarkStopRunConfirmed(b *testing.B) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 	defer srv.Close()
 	ch := newBcast()
-	s := New(Config{OnChange: ch.poke})
+	s := New(Config{})
+	onChange(s, ch.poke)
 	defer s.Close()
 	c, err := s.AddGateway(gateway.Config{Name: "gw", URL: srv.URL, Token: srv.Token()})
 	if err != nil {

@@ -48,7 +48,8 @@ type runHarness struct {
 func newRunHarness(t *testing.T) *runHarness {
 	t.Helper()
 	h := &runHarness{clk: clock.NewFake(time.Unix(1000, 0)), ch: newBcast()}
-	h.svc = New(Config{Clock: h.clk, OnChange: h.ch.poke})
+	h.svc = New(Config{Clock: h.clk})
+	onChange(h.svc, h.ch.poke)
 	t.Cleanup(h.svc.Close)
 	return h
 }

@@ -34,26 +34,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Timeout is a gateway's approval timeout (default 300 s).
 	Timeout func(gateway string) time.Duration
-	// OnEvent sees every gateway event after the inbox did (e.g. for
-	// `herald watch`). Called from the gateways' goroutines.
-	OnEvent func(wire.Event)
-	// OnApproval sees every inbox change, in order (notifications).
-	OnApproval func(approval.Change)
-	// OnChange is called after anything visible changed (for batched UI
-	// pushes). It must not block.
-	OnChange func()
-	// OnProblem hears of failures no call returns, such as following a
-	// session once its gateway connected (default: logged).
-	OnProblem func(source string, err error)
 	// FollowPolicy is what Herald does with sessions other clients drive
 	// (default FollowAsk); SetFollowPolicy changes it per gateway.
 	FollowPolicy FollowPolicy
 	// DiscoveryInterval is how often gateways list their live sessions
 	// (0: gateway.DiscoveryInterval, with the liveness check).
 	DiscoveryInterval time.Duration
-	// OnSessionNotice hears of sessions found, offered, followed and
-	// taken by another client. It must not block.
-	OnSessionNotice func(SessionNotice)
 }
 
 // Service is Herald's running core.
@@ -65,6 +51,7 @@ type Service struct {
 	ctx   context.Context
 	stop  context.CancelFunc
 
+	bus   bus
 	turns turnWaiters
 	src   sources
 	live  liveSessions
@@ -123,30 +110,21 @@ func New(cfg Config) *Service {
 		Timeout:   cfg.Timeout,
 		Answerers: s.answerer,
 		Notify: func(c approval.Change) {
-			if cfg.OnApproval != nil {
-				cfg.OnApproval(c)
-			}
+			s.bus.publish(WatchApprovals, Notify{Approval: &c})
 			s.changed()
 		},
 	})
 	return s
 }
 
-func (s *Service) changed() {
-	if s.cfg.OnChange != nil {
-		s.cfg.OnChange()
-	}
-}
+func (s *Service) changed() { s.bus.publish(WatchChanges, Notify{Changed: true}) }
 
 func (s *Service) answerer(name string) (approval.Answerer, bool) {
 	return s.Source(name)
 }
 
 func (s *Service) problem(source string, err error) {
-	if s.cfg.OnProblem != nil {
-		s.cfg.OnProblem(source, err)
-		return
-	}
+	s.bus.publish(WatchProblems, Notify{Problem: &Problem{Source: source, Err: err}})
 	s.log.Warn("gateway problem", "gateway", source, "err", err)
 }
 
@@ -263,9 +241,7 @@ func (s *Service) onEvent(ev wire.Event) {
 	s.updateView(ev)
 	s.turns.observe(ev)
 	s.noticeFromEvent(ev)
-	if s.cfg.OnEvent != nil {
-		s.cfg.OnEvent(ev)
-	}
+	s.bus.publish(WatchEvents, Notify{Event: &ev})
 	s.changed()
 }
 
@@ -404,4 +380,5 @@ func (s *Service) Close() {
 	s.stop()
 	s.wg.Wait()
 	s.inbox.Close()
+	s.bus.shutdown()
 }

@@ -127,6 +127,7 @@ func (s *Service) statusHook(user func(source.Status)) func(source.Status) {
 // start registers an opened source and runs it until it is removed or
 // the service closes.
 func (s *Service) start(src Source) error {
+	s.bus.start()
 	ctx, cancel := context.WithCancel(s.ctx)
 	done := make(chan struct{})
 	if err := s.register(src, cancel, done); err != nil {

@@ -110,7 +110,8 @@ func TestSourceBothKinds(t *testing.T) {
 		t.Run(string(rig.kind), func(t *testing.T) {
 			t.Parallel()
 			ch := newChanges()
-			s := New(Config{Store: approval.NewMemoryStore(), OnChange: ch.poke})
+			s := New(Config{Store: approval.NewMemoryStore()})
+			onChange(s, ch.poke)
 			defer s.Close()
 			src, err := s.AddSource(rig.cfg)
 			if err != nil {
