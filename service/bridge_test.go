@@ -45,7 +45,8 @@ func TestBridgeApprovalsGoThroughTheInbox(t *testing.T) {
 	t.Parallel()
 	f, srv := bridgetest.Serve(t, "tok")
 	ch := newChanges()
-	s := New(Config{Store: approval.NewMemoryStore(), OnChange: ch.poke})
+	s := New(Config{Store: approval.NewMemoryStore()})
+	onChange(s, ch.poke)
 	defer s.Close()
 	src, err := s.AddSource(SourceConfig{Kind: KindBridge, Name: "home-bridge", URL: srv.URL, Secrets: map[string]string{"token": "tok"}})
 	if err != nil {
@@ -100,7 +101,8 @@ func TestBridgeAnswerElsewhereEndsTheRequest(t *testing.T) {
 	t.Parallel()
 	f, srv := bridgetest.Serve(t, "tok")
 	ch := newChanges()
-	s := New(Config{Store: approval.NewMemoryStore(), OnChange: ch.poke})
+	s := New(Config{Store: approval.NewMemoryStore()})
+	onChange(s, ch.poke)
 	defer s.Close()
 	if _, err := s.AddSource(SourceConfig{Kind: KindBridge, Name: "b", URL: srv.URL, Secrets: map[string]string{"token": "tok"}}); err != nil {
 		t.Fatal(err)
@@ -137,7 +139,9 @@ func TestBridgeNotices(t *testing.T) {
 	f, srv := bridgetest.Serve(t, "tok")
 	ch := newChanges()
 	log := &noticeLog{ch: ch}
-	s := New(Config{OnSessionNotice: log.add, OnChange: ch.poke})
+	s := New(Config{})
+	onChange(s, ch.poke)
+	dispatch(s, WatchNotices, func(n Notify) { log.add(*n.Notice) })
 	defer s.Close()
 	if _, err := s.AddSource(SourceConfig{Kind: KindBridge, Name: "b", URL: srv.URL, Secrets: map[string]string{"token": "tok"}}); err != nil {
 		t.Fatal(err)
