@@ -38,15 +38,22 @@ func newFollowRig(t *testing.T, p *hermespeer.Peer, policy service.FollowPolicy)
 		default:
 		}
 	}
-	r.svc = service.New(service.Config{
-		Store: approval.NewMemoryStore(), FollowPolicy: policy, OnChange: poke,
-		OnSessionNotice: func(n service.SessionNotice) {
-			r.mu.Lock()
-			r.notices = append(r.notices, timedNotice{n, time.Now()})
-			r.mu.Unlock()
+	r.svc = service.New(service.Config{Store: approval.NewMemoryStore(), FollowPolicy: policy})
+	sub := r.svc.Subscribe(service.WatchNotices|service.WatchChanges, 0)
+	go func() {
+		for {
+			n, err := sub.Next(context.Background())
+			if err != nil {
+				return
+			}
+			if n.Notice != nil {
+				r.mu.Lock()
+				r.notices = append(r.notices, timedNotice{*n.Notice, time.Now()})
+				r.mu.Unlock()
+			}
 			poke()
-		},
-	})
+		}
+	}()
 	t.Cleanup(r.svc.Close)
 	if _, err := r.svc.AddGateway(gateway.Config{Name: "lab", URL: p.Base, Token: p.Secret}); err != nil {
 		t.Fatal(err)
