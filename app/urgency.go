@@ -3,45 +3,44 @@ package app
 import (
 	"sync"
 
-	"github.com/godbus/dbus/v5"
-	"github.com/herald-desktop/herald/approval/surface"
+	native "github.com/herald-desktop/herald/desktop"
 )
 
 // Wails' notification API (v2.15) has no urgency, so a notification
 // without buttons whose urgency is not normal (Hermes' error and info
 // notices) is sent straight to the freedesktop notification server with
-// the "urgency" hint. Where there is no such server (macOS, Windows, no
-// session bus) send reports false and Wails shows it as usual.
+// the "urgency" hint, through the one D-Bus notification client
+// (desktop.DBusNotifier). Where there is no such server (macOS, Windows,
+// no session bus) send reports false and Wails shows it as usual.
 
-// notifyBus is the freedesktop notification service
-// (org.freedesktop.Notifications).
+// notifyBus is the desktop's notification client.
 type notifyBus interface {
-	Notify(replaces uint32, title, body string, hints map[string]dbus.Variant) (uint32, error)
-	Close(id uint32) error
+	Notify(native.Notification) error
+	Withdraw(id string) error
 }
 
 // maxUrgentIDs bounds the ids remembered for withdrawal.
 const maxUrgentIDs = 64
 
-// urgentSender remembers which Herald notification is which server id.
+// urgentSender remembers which notifications it showed.
 type urgentSender struct {
 	mu     sync.Mutex
 	bus    notifyBus
 	dial   func() (notifyBus, error) // nil: the session bus
 	failed bool
-	ids    map[string]uint32
+	shown  map[string]bool
 	order  []string
 }
 
-// freedesktopUrgency is the spec's byte: 0 low, 1 normal, 2 critical.
-func freedesktopUrgency(u Urgency) byte {
+// urgencyName is the desktop client's name for u ("" is normal).
+func urgencyName(u Urgency) string {
 	switch u {
 	case UrgencyLow:
-		return 0
+		return "low"
 	case UrgencyCritical:
-		return 2
+		return "critical"
 	}
-	return 1
+	return ""
 }
 
 func (u *urgentSender) connect() notifyBus {
@@ -50,7 +49,7 @@ func (u *urgentSender) connect() notifyBus {
 	}
 	dial := u.dial
 	if dial == nil {
-		dial = dialSessionNotify
+		dial = func() (notifyBus, error) { return native.NewDBusNotifier() }
 	}
 	b, err := dial()
 	if err != nil {
@@ -69,20 +68,18 @@ func (u *urgentSender) send(n Notification) bool {
 	if b == nil {
 		return false
 	}
-	if u.ids == nil {
-		u.ids = map[string]uint32{}
-	}
-	hints := map[string]dbus.Variant{"urgency": dbus.MakeVariant(freedesktopUrgency(n.Urgency))}
-	id, err := b.Notify(u.ids[n.ID], surface.Line(n.Title), surface.Pango(n.Body), hints)
-	if err != nil {
+	if err := b.Notify(native.Notification{ID: n.ID, Title: n.Title, Body: n.Body, Urgency: urgencyName(n.Urgency)}); err != nil {
 		return false
 	}
-	if _, known := u.ids[n.ID]; !known {
+	if u.shown == nil {
+		u.shown = map[string]bool{}
+	}
+	if !u.shown[n.ID] {
 		u.order = append(u.order, n.ID)
 	}
-	u.ids[n.ID] = id
+	u.shown[n.ID] = true
 	for len(u.order) > maxUrgentIDs {
-		delete(u.ids, u.order[0])
+		delete(u.shown, u.order[0])
 		u.order = u.order[1:]
 	}
 	return true
@@ -92,49 +89,16 @@ func (u *urgentSender) send(n Notification) bool {
 func (u *urgentSender) withdraw(id string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	sid, ok := u.ids[id]
-	if !ok || u.bus == nil {
+	if !u.shown[id] || u.bus == nil {
 		return false
 	}
-	delete(u.ids, id)
+	delete(u.shown, id)
 	for i, k := range u.order {
 		if k == id {
 			u.order = append(u.order[:i], u.order[i+1:]...)
 			break
 		}
 	}
-	u.bus.Close(sid)
+	u.bus.Withdraw(id)
 	return true
-}
-
-// sessionNotify is the notification service on the session bus.
-type sessionNotify struct {
-	conn *dbus.Conn
-	obj  dbus.BusObject
-}
-
-func dialSessionNotify() (notifyBus, error) {
-	conn, err := dbus.SessionBusPrivate()
-	if err != nil {
-		return nil, err
-	}
-	if err := conn.Auth(nil); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	if err := conn.Hello(); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return &sessionNotify{conn: conn, obj: conn.Object("org.freedesktop.Notifications", "/org/freedesktop/Notifications")}, nil
-}
-
-func (s *sessionNotify) Notify(replaces uint32, title, body string, hints map[string]dbus.Variant) (uint32, error) {
-	var id uint32
-	err := s.obj.Call("org.freedesktop.Notifications.Notify", 0, "Herald", replaces, "", title, body, []string{}, hints, int32(-1)).Store(&id)
-	return id, err
-}
-
-func (s *sessionNotify) Close(id uint32) error {
-	return s.obj.Call("org.freedesktop.Notifications.CloseNotification", 0, id).Err
 }

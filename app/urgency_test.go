@@ -5,38 +5,25 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/godbus/dbus/v5"
-	"github.com/herald-desktop/herald/approval/surface"
+	native "github.com/herald-desktop/herald/desktop"
 )
 
-// fakeBus records what reaches the notification server.
+// fakeBus records what reaches the desktop's notification client.
 type fakeBus struct {
-	next    uint32
-	calls   []fakeCall
-	closed  []uint32
+	calls   []native.Notification
+	closed  []string
 	failing bool
 }
 
-type fakeCall struct {
-	replaces    uint32
-	title, body string
-	urgency     byte
-}
-
-func (f *fakeBus) Notify(replaces uint32, title, body string, hints map[string]dbus.Variant) (uint32, error) {
+func (f *fakeBus) Notify(n native.Notification) error {
 	if f.failing {
-		return 0, errors.New("server gone")
+		return errors.New("server gone")
 	}
-	u, _ := hints["urgency"].Value().(byte)
-	f.calls = append(f.calls, fakeCall{replaces, title, body, u})
-	if replaces != 0 {
-		return replaces, nil
-	}
-	f.next++
-	return f.next, nil
+	f.calls = append(f.calls, n)
+	return nil
 }
 
-func (f *fakeBus) Close(id uint32) error { f.closed = append(f.closed, id); return nil }
+func (f *fakeBus) Withdraw(id string) error { f.closed = append(f.closed, id); return nil }
 
 func TestUrgentSenderSetsTheUrgencyHint(t *testing.T) {
 	t.Parallel()
@@ -44,24 +31,24 @@ func TestUrgentSenderSetsTheUrgencyHint(t *testing.T) {
 	u := &urgentSender{dial: func() (notifyBus, error) { return bus, nil }}
 	for _, tc := range []struct {
 		u    Urgency
-		want byte
-	}{{UrgencyLow, 0}, {UrgencyNormal, 1}, {UrgencyCritical, 2}} {
+		want string
+	}{{UrgencyLow, "low"}, {UrgencyNormal, ""}, {UrgencyCritical, "critical"}} {
 		if !u.send(Notification{ID: fmt.Sprint(tc.u), Title: "t", Body: "<b>x</b> & y", Urgency: tc.u}) {
 			t.Fatal("not sent")
 		}
 		c := bus.calls[len(bus.calls)-1]
-		if c.urgency != tc.want || c.body != surface.Pango("<b>x</b> & y") {
+		if c.Urgency != tc.want || c.Body != "<b>x</b> & y" || c.Urgent {
 			t.Errorf("urgency %v: sent %+v", tc.u, c)
 		}
 	}
-	// The same Herald id replaces in place; withdraw closes the server's id.
+	// The same Herald id is sent again (the client replaces it in
+	// place); withdraw closes it by that id.
 	u.send(Notification{ID: "a", Urgency: UrgencyCritical})
 	u.send(Notification{ID: "a", Urgency: UrgencyCritical})
-	last := bus.calls[len(bus.calls)-1]
-	if last.replaces == 0 {
-		t.Fatalf("second send did not replace: %+v", bus.calls)
+	if last := bus.calls[len(bus.calls)-1]; last.ID != "a" {
+		t.Fatalf("sent %+v", last)
 	}
-	if !u.withdraw("a") || len(bus.closed) != 1 || bus.closed[0] != last.replaces {
+	if !u.withdraw("a") || len(bus.closed) != 1 || bus.closed[0] != "a" {
 		t.Fatalf("withdraw: closed %v", bus.closed)
 	}
 	if u.withdraw("a") || u.withdraw("never-sent") {
@@ -71,8 +58,8 @@ func TestUrgentSenderSetsTheUrgencyHint(t *testing.T) {
 	for i := range 3 * maxUrgentIDs {
 		u.send(Notification{ID: fmt.Sprint("n", i), Urgency: UrgencyLow})
 	}
-	if len(u.ids) > maxUrgentIDs || len(u.order) != len(u.ids) {
-		t.Fatalf("%d ids remembered", len(u.ids))
+	if len(u.shown) > maxUrgentIDs || len(u.order) != len(u.shown) {
+		t.Fatalf("%d ids remembered", len(u.shown))
 	}
 	// A failing server hands the notification back to Wails.
 	bus.failing = true
