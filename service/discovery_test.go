@@ -38,8 +38,18 @@ type liveRig struct {
 
 func newLiveRig(t *testing.T, d hermestest.Dialect, p FollowPolicy) *liveRig {
 	t.Helper()
+	return newLiveRigOpts(t, hermestest.Options{Dialect: d}, p)
+}
+
+// newLiveRigOpts is newLiveRig with the fake's options; its approval
+// timeouts run on the rig's clock.
+func newLiveRigOpts(t *testing.T, o hermestest.Options, p FollowPolicy) *liveRig {
+	t.Helper()
 	r := &liveRig{t: t, clk: clock.NewFake(time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)), ch: newChanges(), stop: make(chan struct{})}
-	r.srv = hermestest.NewServer(hermestest.Options{Dialect: d})
+	if o.Clock == nil {
+		o.Clock = r.clk
+	}
+	r.srv = hermestest.NewServer(o)
 	t.Cleanup(r.srv.Close)
 	r.peer = r.srv.NewPeer()
 	return r.start(p)

@@ -175,11 +175,28 @@ func (c *Client) requestAnswer(ctx context.Context, id string, result any) (bool
 	var r struct {
 		Status string `json:"status"`
 	}
-	if err := c.Call(ctx, "request.answer", map[string]any{"id": id, "result": result}, &r); err != nil {
+	c.mu.Lock()
+	if c.answering == nil {
+		c.answering, c.held = map[string]bool{}, map[string]wire.Event{}
+	}
+	c.answering[id] = true
+	c.mu.Unlock()
+	err := c.Call(ctx, "request.answer", map[string]any{"id": id, "result": result}, &r)
+	won := err == nil && r.Status != "expired"
+	c.mu.Lock()
+	delete(c.answering, id)
+	held, wasHeld := c.held[id]
+	delete(c.held, id)
+	if wasHeld && !won {
+		// Not (known to be) Herald's answer: the withdrawal stands.
+		c.dispatchLocked(held)
+	}
+	c.mu.Unlock()
+	if err != nil {
 		return false, err
 	}
 	c.closeSRQ(id)
-	return r.Status != "expired", nil
+	return won, nil
 }
 
 // publishFeatures puts both feature sets into the status.

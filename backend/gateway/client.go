@@ -114,6 +114,13 @@ type Client struct {
 	feat     features
 	// cf is what this connection found out (reset at every ready).
 	cf connFeatures
+	// answering holds the ids Herald is answering with request.answer,
+	// and held the request.cancel that arrived for one meanwhile: the
+	// gateway withdraws a request from every client when an answer
+	// settles it, Herald's own included, so a cancel "resolved" that
+	// overtakes the answer's reply is Herald's own answer.
+	answering map[string]bool
+	held      map[string]wire.Event
 	// openSRQ maps approval server requests delivered and not yet
 	// answered or cancelled to their session.
 	openSRQ map[string]string

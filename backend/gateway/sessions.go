@@ -160,6 +160,10 @@ func (c *Client) dispatchLocked(ev wire.Event) {
 	if ev.Epoch == "" {
 		ev.Epoch = c.epoch
 	}
+	if ev.Kind == wire.RequestCancel && c.answering[ev.RequestID] {
+		c.held[ev.RequestID] = ev // settled by the answer's reply
+		return
+	}
 	if ev.Session == "" {
 		c.out.Push(ev)
 		return
