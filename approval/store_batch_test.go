@@ -35,8 +35,8 @@ func onDisk(t *testing.T, s *BoltStore) []string {
 }
 
 func (s *BoltStore) writes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	return s.txs
 }
 

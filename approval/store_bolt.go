@@ -67,13 +67,19 @@ const (
 // up to BatchDelay to be written together (a flood of refused requests
 // would otherwise be logged at a few dozen a second); a decision is
 // written and synced before Record returns, after everything recorded
-// before it. List, Prune and Close write what waits first.
+// before it. List, Prune and Close write what waits first. Recording an
+// entry that holds no decision never waits for the disk (unless writes
+// fall far behind): the notifier of a new approval is not held up by a
+// batch being synced.
 type BoltStore struct {
 	db  *bolt.DB
 	opt StoreOptions
 
-	mu    sync.Mutex
+	// wmu orders writes; it guards sizes, txs and onWrite.
+	wmu   sync.Mutex
 	sizes [2]tally // by tier: junk, decisions
+	// mu guards the batch and closed; it is never held across a write.
+	mu sync.Mutex
 	// batch holds sanitized entries not yet written (batchBytes their
 	// commands' and texts' size); batchErr is why the last write from
 	// the timer failed, returned by the next Record.
@@ -85,10 +91,11 @@ type BoltStore struct {
 	batchAt time.Time
 	closed  bool
 	// txs counts write transactions (tests); onWrite, when set (tests),
-	// is called after each, under mu.
+	// is called after each, under wmu.
 	txs     int
 	onWrite func()
 	kick    chan struct{}
+	now     chan struct{}
 	done    chan struct{}
 	stopped chan struct{}
 }
@@ -153,7 +160,7 @@ func OpenStore(path string, opt StoreOptions) (*BoltStore, error) {
 	if opt.BatchDelay <= 0 {
 		opt.BatchDelay = DefaultBatchDelay
 	}
-	s := &BoltStore{db: db, opt: opt, kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	s := &BoltStore{db: db, opt: opt, kick: make(chan struct{}, 1), now: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
 	err = db.Update(func(tx *bolt.Tx) error {
 		if err := splitTiers(tx); err != nil {
 			return err
@@ -184,33 +191,46 @@ func OpenStore(path string, opt StoreOptions) (*BoltStore, error) {
 // up to BatchDelay (see BoltStore).
 func (s *BoltStore) Record(e Entry) error {
 	e = e.sanitized()
+	if tierOf(e) == tierDecision {
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return errors.New("the approval history is closed")
 	}
 	err := s.batchErr
 	s.batchErr = nil
 	s.batchAt = s.opt.Clock.Now()
+	s.batch = append(s.batch, e)
 	if tierOf(e) == tierDecision {
-		s.batch = append(s.batch, e)
-		if werr := s.writeLocked(); werr != nil {
+		batch, at := s.takeLocked()
+		s.mu.Unlock()
+		if werr := s.writeBatch(batch, at); werr != nil {
 			return werr
 		}
 		return err
 	}
-	s.batch = append(s.batch, e)
 	s.batchBytes += len(e.Command) + len(e.MaskedCommand) + len(e.Description) + len(e.Detail) + len(e.Error) + len(e.Question) + 256
-	switch {
-	case len(s.batch) >= maxBatch || s.batchBytes >= maxBatchBytes:
-		if werr := s.writeLocked(); werr != nil {
-			return werr
-		}
-	case len(s.batch) == 1:
+	n, size := len(s.batch), s.batchBytes
+	s.mu.Unlock()
+	signal := func(ch chan struct{}) {
 		select {
-		case s.kick <- struct{}{}: // the batcher times this batch
+		case ch <- struct{}{}:
 		default:
 		}
+	}
+	switch {
+	case n >= 4*maxBatch || size >= 4*maxBatchBytes:
+		// Writes fall far behind: wait for one, so memory stays bounded.
+		if werr := s.write(); werr != nil {
+			return werr
+		}
+	case n >= maxBatch || size >= maxBatchBytes:
+		signal(s.now) // the batcher writes it now
+	case n == 1:
+		signal(s.kick) // the batcher times this batch
 	}
 	return err
 }
@@ -228,24 +248,48 @@ func (s *BoltStore) batcher() {
 		case <-s.kick:
 			t.Reset(s.opt.BatchDelay)
 		case <-t.C():
-			s.mu.Lock()
-			if err := s.writeLocked(); err != nil {
-				s.batchErr = err
-			}
-			s.mu.Unlock()
+			s.writeAsync()
+		case <-s.now:
+			s.writeAsync()
 		}
 	}
 }
 
-// writeLocked writes the waiting entries in one transaction, in order,
-// and prunes. On failure they are dropped (the error says so): keeping
-// them would grow memory while the disk refuses writes.
-func (s *BoltStore) writeLocked() error {
-	if len(s.batch) == 0 || s.closed {
+// writeAsync writes the batch for the batcher; a failure is returned by
+// the next Record.
+func (s *BoltStore) writeAsync() {
+	if err := s.write(); err != nil {
+		s.mu.Lock()
+		s.batchErr = err
+		s.mu.Unlock()
+	}
+}
+
+// takeLocked takes the waiting entries out of the batch. Caller holds mu
+// (and wmu, so batches are written in the order they are taken).
+func (s *BoltStore) takeLocked() ([]Entry, time.Time) {
+	batch, at := s.batch, s.batchAt
+	s.batch, s.batchBytes = nil, 0
+	return batch, at
+}
+
+// write writes the waiting entries.
+func (s *BoltStore) write() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	batch, at := s.takeLocked()
+	s.mu.Unlock()
+	return s.writeBatch(batch, at)
+}
+
+// writeBatch writes entries in one transaction, in order, and prunes as
+// of now. Caller holds wmu. On failure they are dropped (the error says
+// so): keeping them would grow memory while the disk refuses writes.
+func (s *BoltStore) writeBatch(batch []Entry, now time.Time) error {
+	if len(batch) == 0 {
 		return nil
 	}
-	batch, now := s.batch, s.batchAt
-	s.batch, s.batchBytes = nil, 0
 	sizes := s.sizes
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for _, e := range batch {
@@ -283,11 +327,7 @@ func (s *BoltStore) writeLocked() error {
 }
 
 // Flush writes the entries that wait for their batch.
-func (s *BoltStore) Flush() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writeLocked()
-}
+func (s *BoltStore) Flush() error { return s.write() }
 
 // List returns the matching entries, oldest first, including those that
 // wait for their batch.
@@ -329,9 +369,12 @@ func (s *BoltStore) List(f Filter) ([]Entry, error) {
 
 // Prune deletes entries older than before.
 func (s *BoltStore) Prune(before time.Time) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.writeLocked(); err != nil {
+	batch, at := s.takeLocked()
+	s.mu.Unlock()
+	if err := s.writeBatch(batch, at); err != nil {
 		return err
 	}
 	sizes := s.sizes
@@ -383,15 +426,19 @@ func (s *BoltStore) trim(tx *bolt.Tx, cutoff time.Time, sizes *[2]tally) error {
 
 // Close writes what waits for its batch and closes the file.
 func (s *BoltStore) Close() error {
+	s.wmu.Lock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		s.wmu.Unlock()
 		return nil
 	}
-	werr := s.writeLocked()
 	s.closed = true
-	close(s.done)
+	batch, at := s.takeLocked()
 	s.mu.Unlock()
+	werr := s.writeBatch(batch, at)
+	s.wmu.Unlock()
+	close(s.done)
 	<-s.stopped
 	if err := s.db.Close(); err != nil {
 		return err
