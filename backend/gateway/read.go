@@ -42,32 +42,40 @@ func (c *Client) readLoop(cn *conn, ready chan<- wire.Frame) {
 			return
 		}
 		c.touch(cn)
-		wire.SplitFrames(msg, func(b []byte) {
-			f, err := wire.DecodeFrame(b)
-			if err != nil {
-				c.log.Warn("gateway sent a frame Herald cannot read", "err", err, "bytes", len(b))
-				c.setStatus(func(s *Status) { s.InvalidFrames++ })
-				return
-			}
-			if !gotReady {
-				if f.Kind == wire.KindNotification && f.Method == "event" {
-					var p eventParams
-					if json.Unmarshal(f.Params, &p) == nil && p.Type == wire.GatewayReady {
-						gotReady = true
-						ready <- f
-						return
-					}
-				}
-				// Frames before gateway.ready are unusual; handle them
-				// normally rather than drop them.
-			}
-			c.handleFrame(cn, f)
-		})
+		wire.SplitFrames(msg, func(b []byte) { c.handleRaw(cn, b, &gotReady, ready) })
 		// Tests re-check their conditions once the frames are handled.
 		if c.heard != nil {
 			c.heard()
 		}
 	}
+}
+
+// handleRaw decodes and handles one frame; the first gateway.ready goes
+// to ready.
+func (c *Client) handleRaw(cn *conn, b []byte, gotReady *bool, ready chan<- wire.Frame) {
+	f, err := wire.DecodeFrame(b)
+	if err != nil {
+		if s, ok := wire.Salvage(b); ok {
+			c.unreadable(cn, s, unreadableWhy(err), c.clk.Now())
+			return
+		}
+		c.log.Warn("gateway sent a frame Herald cannot read", "err", err, "bytes", len(b))
+		c.setStatus(func(s *Status) { s.InvalidFrames++ })
+		return
+	}
+	if !*gotReady {
+		if f.Kind == wire.KindNotification && f.Method == "event" {
+			var p eventParams
+			if json.Unmarshal(f.Params, &p) == nil && p.Type == wire.GatewayReady {
+				*gotReady = true
+				ready <- f
+				return
+			}
+		}
+		// Frames before gateway.ready are unusual; handle them
+		// normally rather than drop them.
+	}
+	c.handleFrame(cn, f)
 }
 
 // touch records traffic from the gateway for the liveness check.
@@ -91,7 +99,12 @@ func (c *Client) handleFrame(cn *conn, f wire.Frame) {
 		switch f.Method {
 		case "event":
 			var p eventParams
-			if err := json.Unmarshal(f.Params, &p); err != nil || p.Type == "" {
+			if err := json.Unmarshal(f.Params, &p); err != nil && p.Type != "" {
+				// Read but not whole (a seq out of range): named, not dropped.
+				s, _ := wire.Salvage(append(append([]byte(`{"method":"event","params":`), f.Params...), '}'))
+				c.unreadable(cn, s, unreadableWhy(err), now)
+				return
+			} else if err != nil || p.Type == "" {
 				c.log.Warn("event frame without a type", "err", err)
 				c.setStatus(func(s *Status) { s.InvalidFrames++ })
 				return
