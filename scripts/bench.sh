@@ -7,13 +7,16 @@
 #   BENCH=Reconnect ./scripts/bench.sh   (a -bench pattern; default .)
 #   COUNT=5 ./scripts/bench.sh           (runs each 5 times; the table shows
 #                                         the median of every column)
+# After the table it checks the flood budgets of ApprovalUnderSRQFlood
+# (12,000 server requests of 20 KB): peak RSS under 150 MiB and the next
+# real approval under 100 ms p99. It reports them; it never fails on them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 args=(-run '^$' -bench "${BENCH:-.}" -benchmem -count "${COUNT:-1}")
 [ -n "${BENCHTIME:-}" ] && args+=(-benchtime "$BENCHTIME")
-if ! go test "${args[@]}" ./backend/... ./service/ >"$raw" 2>&1; then
+if ! go test "${args[@]}" ./backend/... ./approval/ ./service/ >"$raw" 2>&1; then
 	cat "$raw" >&2
 	echo "bench: go test failed" >&2
 	exit 1
@@ -27,7 +30,7 @@ function median(k, c,   i, j, t, a) {
 	for (i = 2; i <= c; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
 	return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
 }
-function fmt(x) { return (x == int(x)) ? sprintf("%d", x) : (x >= 100 ? sprintf("%.0f", x) : sprintf("%.2f", x)) }
+function fmt(x) { return (x == int(x)) ? sprintf("%.0f", x) : (x >= 100 ? sprintf("%.0f", x) : sprintf("%.2f", x)) }
 /^pkg: / { pkg = $2; sub(/.*\/herald\//, "", pkg); sub(/^backend\//, "", pkg); next }
 /^Benchmark/ {
 	name = $1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
@@ -49,7 +52,7 @@ END {
 			if (u == "ns/op") { ns = m; NSV[id] = m }
 			else if (u == "B/op") bop = fmt(m)
 			else if (u == "allocs/op") al = fmt(m)
-			else extra = extra (extra == "" ? "" : ", ") fmt(m) " " u
+			else { extra = extra (extra == "" ? "" : ", ") fmt(m) " " u; M[id, u] = m }
 		}
 		R[r] = extra; B[r] = bop; A[r] = al; NS[r] = ns
 	}
@@ -60,6 +63,11 @@ END {
 		printf "| %s | %s | %s | %s | %s | %s | %s |\n", P[r], N[r], fmt(NS[r]), ratio, R[r], B[r], A[r]
 	}
 	if (count > 1) printf "\nMedians of %d runs each.\n", count
+	f = "service" SUBSEP "ApprovalUnderSRQFlood"
+	if (f in NSV) {
+		ok = (M[f, "peak-RSS-MiB"] < 150 && M[f, "p99-ms"] < 100) ? "within budget" : "OVER BUDGET"
+		printf "\nFlood of 12,000 server requests of 20 KB: peak RSS %s MiB, peak heap %s MiB (budget 150 MiB); the next real approval %s ms p50, %s ms p99 (budget 100 ms): %s.\n", fmt(M[f, "peak-RSS-MiB"]), fmt(M[f, "peak-heap-MiB"]), fmt(M[f, "p50-ms"]), fmt(M[f, "p99-ms"]), ok
+	}
 }' "$raw"
 if [ -f build/bin/herald ]; then
 	echo
