@@ -13,6 +13,7 @@ require (
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.46.0
 	golang.org/x/term v0.44.0
+	golang.org/x/text v0.39.0
 	pgregory.net/rapid v1.3.0
 )
 
@@ -44,5 +45,4 @@ require (
 	golang.org/x/crypto v0.53.0 // indirect
 	golang.org/x/image v0.41.0 // indirect
 	golang.org/x/net v0.56.0 // indirect
-	golang.org/x/text v0.39.0 // indirect
 )

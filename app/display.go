@@ -45,7 +45,7 @@ const (
 // Notes shown instead of a one-click approval.
 const (
 	truncatedNote = "Command truncated: open Herald to see all of it."
-	markersNote   = "The command holds control, invisible or direction-changing characters (shown as ␛ and ⟦…⟧): open Herald to review it."
+	markersNote   = "The command holds control, invisible, direction-changing or look-alike characters (shown as ␛ and ⟦…⟧): open Herald to review it."
 	linesNote     = "The command has %d lines: open Herald to see them."
 )
 
@@ -53,7 +53,7 @@ const (
 // bytes, whether that is all of it exactly as it runs (so a one-click
 // approval may be offered), and if not, why.
 func oneLine(r approval.Request, max int) (text string, whole bool, note string) {
-	text, cut := approval.Truncate(approval.VisibleLine(approval.Redact(r.Command)), max)
+	text, cut := approval.Truncate(approval.VisibleCommandLine(approval.Redact(r.Command)), max)
 	lines := strings.Count(r.Command, "\n") + 1
 	switch {
 	case cut:

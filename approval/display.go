@@ -35,7 +35,9 @@ import (
 // Because every marker character is itself escaped when it appears in the
 // input, the rendering is injective: two different strings never display
 // as the same text (the tests decode the display back to the input).
-// Homoglyphs (a Cyrillic "а" for a Latin "a") are shown as they are.
+// Look-alikes (a Cyrillic "і" in "gіthub.com", fullwidth "ｓｕｄｏ", a minus
+// sign for "-") are shown as ⟦U+XXXX⟧ too, Unicode TR39 style: see
+// confusable.go for when a character counts as one.
 
 const (
 	markOpen  = '⟦'
@@ -60,24 +62,34 @@ const maxMarks = 3
 // invisible or direction-changing character and invalid byte shown as a
 // marker, and newlines shown as ⏎ plus a real line break. See the table
 // above. Surfaces that wrap lines (terminal, window) use it.
-func Visible(s string) string { return render(s, true) }
+func Visible(s string) string { return render(s, true, false) }
 
 // VisibleLine is Visible on one line: a newline is shown as ⏎ without a
 // line break. Surfaces that show a single line (tray, lists, logs) use it.
-func VisibleLine(s string) string { return render(s, false) }
+func VisibleLine(s string) string { return render(s, false, false) }
 
-// HasMarkers reports whether Visible(s) shows anything but s itself with
+// VisibleCommand is Visible for a shell command: look-alikes of shell
+// punctuation (a minus sign for "-", smart quotes, which do not quote,
+// dashes, division and fraction slashes) are markers too. Prose keeps
+// them, where they are common.
+func VisibleCommand(s string) string { return render(s, true, true) }
+
+// VisibleCommandLine is VisibleCommand on one line.
+func VisibleCommandLine(s string) string { return render(s, false, true) }
+
+// HasMarkers reports whether VisibleCommand(s) shows anything but s itself with
 // its line breaks marked: s holds text a surface could not show as it is.
 // A surface must not offer a one-click answer for such text without showing
 // all of it.
 func HasMarkers(s string) bool {
-	return strings.ReplaceAll(render(s, true), string(markLF)+"\n", "\n") != s
+	return strings.ReplaceAll(render(s, true, true), string(markLF)+"\n", "\n") != s
 }
 
-func render(s string, breaks bool) string {
+func render(s string, breaks, command bool) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	prev, marks := rune(0), 0 // last base rune and marks on it
+	lookalike := confusables(s, command)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size <= 1 {
@@ -114,7 +126,7 @@ func render(s string, breaks bool) string {
 				codePoint(&b, r)
 			}
 			continue // keep prev and marks
-		case needsMarker(r):
+		case needsMarker(r), lookalike[i-size]:
 			codePoint(&b, r)
 		default:
 			b.WriteRune(r)
@@ -153,7 +165,7 @@ func Guard(s string, breaks bool) string {
 		}
 		i += size
 		if guarded(r, breaks) {
-			b.WriteString(render(string(r), breaks))
+			b.WriteString(render(string(r), breaks, false))
 			continue
 		}
 		b.WriteRune(r)
@@ -254,11 +266,11 @@ func Truncate(s string, maxBytes int) (string, bool) {
 	return kept, true
 }
 
-// FirstLine is s's first line shown as VisibleLine, followed by
+// FirstLine is command s's first line shown as VisibleCommandLine, followed by
 // " (+N more lines)" when s has more.
 func FirstLine(s string) string {
 	first, rest, more := strings.Cut(s, "\n")
-	line := VisibleLine(first)
+	line := VisibleCommandLine(first)
 	if !more {
 		return line
 	}
@@ -286,9 +298,9 @@ type Display struct {
 	Gateway     string `json:"gateway"`               // VisibleLine
 	Session     string `json:"session"`               // VisibleLine
 	// Markers is true when the command holds text shown as markers
-	// (controls, escapes, invisible or direction-changing characters,
-	// invalid bytes): surfaces that cannot show all of it must not offer a
-	// one-click approval.
+	// (controls, escapes, invisible, direction-changing or look-alike
+	// characters, invalid bytes): surfaces that cannot show all of it must
+	// not offer a one-click approval.
 	Markers bool `json:"markers,omitempty"`
 	// Lines is the number of lines of the command.
 	Lines int `json:"lines"`

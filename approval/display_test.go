@@ -135,12 +135,12 @@ func TestTruncate(t *testing.T) {
 // and decodes back to exactly the input (so no two inputs look the same);
 // Truncate never splits a character.
 func FuzzVisible(f *testing.F) {
-	for _, s := range []string{"rm -rf /", "a\x1b[2K\rb", "\u202e\u2066x", "⟦U+0041⟧", "a\xffb", "e\u0301\u0301\u0301\u0301", "x \n\t"} {
+	for _, s := range []string{"rm -rf /", "a\x1b[2K\rb", "\u202e\u2066x", "⟦U+0041⟧", "a\xffb", "e\u0301\u0301\u0301\u0301", "x \n\t", "gіthub −rf ｓ"} {
 		f.Add(s, uint16(5))
 	}
 	f.Fuzz(func(t *testing.T, s string, n uint16) {
-		for _, breaks := range []bool{true, false} {
-			v := render(s, breaks)
+		for i, breaks := range []bool{true, false} {
+			v := render(s, breaks, i == 0)
 			if !utf8.ValidString(v) {
 				t.Fatalf("render(%q) = %q: invalid UTF-8", s, v)
 			}

@@ -175,12 +175,12 @@ func (r Request) OneClickApprovable() bool {
 // escape sequences and invisible characters shown as markers (see
 // Visible). Surfaces where the user decides (approval sheet, terminal,
 // window) show this, never a masked form: masking could hide code.
-func (r Request) DisplayCommand() string { return Visible(r.Command) }
+func (r Request) DisplayCommand() string { return VisibleCommand(r.Command) }
 
 // MaskedCommand is DisplayCommand with obvious secrets masked (see Redact,
 // which never masks text holding shell code), for display-only contexts
 // that others may see: notifications, the tray, logs.
-func (r Request) MaskedCommand() string { return Visible(Redact(r.Command)) }
+func (r Request) MaskedCommand() string { return VisibleCommand(Redact(r.Command)) }
 
 // DisplayDescription is the gateway's description, shown as Visible.
 func (r Request) DisplayDescription() string { return Visible(r.Description) }

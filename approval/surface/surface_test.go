@@ -47,10 +47,15 @@ func TestSpoofingEncoders(t *testing.T) {
 	t.Parallel()
 	cases := append(append([]spooftest.Case(nil), spooftest.Cases...), spooftest.Errors...)
 	for _, e := range encoders {
-		for _, c := range cases {
-			shown := approval.VisibleLine(c.Command)
+		for i, c := range cases {
+			// Commands as commands, error texts as prose.
+			visible, visibleLine := approval.VisibleCommand, approval.VisibleCommandLine
+			if i >= len(spooftest.Cases) {
+				visible, visibleLine = approval.Visible, approval.VisibleLine
+			}
+			shown := visibleLine(c.Command)
 			if e.multiLine {
-				shown = approval.Visible(c.Command)
+				shown = visible(c.Command)
 			}
 			out := e.enc(shown)
 			if e.bad(out) {
