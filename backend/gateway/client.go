@@ -256,19 +256,26 @@ func (c *Client) Run(ctx context.Context) error {
 	}()
 
 	attempt := 0
+	// outage is when the link last went down after a settled connection:
+	// retries are quick while it is young (a restart), slower after.
+	var outage time.Time
 	for ctx.Err() == nil {
 		c.setStatus(func(s *Status) { s.State = StateConnecting; s.Attempt = attempt; s.NextRetry = time.Time{} })
 		connectedAt, err := c.connectOnce(ctx)
 		if ctx.Err() != nil {
 			break
 		}
-		if !connectedAt.IsZero() && c.clk.Now().Sub(connectedAt) >= c.cfg.Backoff.WithDefaults().StableAfter {
-			attempt = 0
+		now := c.clk.Now()
+		if !connectedAt.IsZero() && now.Sub(connectedAt) >= c.cfg.Backoff.WithDefaults().Settled {
+			attempt, outage = 0, time.Time{}
+		}
+		if outage.IsZero() {
+			outage = now
 		}
 		if we := (*wokeError)(nil); errors.As(err, &we) {
 			// The link was fine before the sleep: redial now, no backoff.
 			c.log.Info("wall clock jumped; redialing at once", "jump", we.jump)
-			attempt = 0
+			attempt, outage = 0, time.Time{}
 			c.setStatus(func(s *Status) {
 				s.State = StateReconnecting
 				s.Err = err.Error()
@@ -288,11 +295,11 @@ func (c *Client) Run(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 			case <-c.kick:
-				attempt = 0
+				attempt, outage = 0, time.Time{}
 			}
 			continue
 		}
-		d := c.cfg.Backoff.Delay(attempt, c.cfg.Rand())
+		d := c.cfg.Backoff.OutageDelay(attempt, now.Sub(outage), c.cfg.Rand())
 		attempt++
 		next := c.clk.Now().Add(d)
 		msg := ""

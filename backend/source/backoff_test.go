@@ -26,10 +26,10 @@ func TestBackoffDefaults(t *testing.T) {
 		in   Backoff
 		want Backoff
 	}{
-		{"zero value", Backoff{}, Backoff{Base: 500 * time.Millisecond, Cap: 20 * time.Second, StableAfter: time.Minute}},
-		{"negative values", Backoff{Base: -1, Cap: -time.Second, StableAfter: -time.Hour}, Backoff{Base: 500 * time.Millisecond, Cap: 20 * time.Second, StableAfter: time.Minute}},
-		{"custom kept", Backoff{Base: time.Second, Cap: time.Minute, StableAfter: 5 * time.Second}, Backoff{Base: time.Second, Cap: time.Minute, StableAfter: 5 * time.Second}},
-		{"partial", Backoff{Cap: 3 * time.Second}, Backoff{Base: 500 * time.Millisecond, Cap: 3 * time.Second, StableAfter: time.Minute}},
+		{"zero value", Backoff{}, Backoff{Base: 500 * time.Millisecond, Cap: 20 * time.Second, StableAfter: time.Minute, Fast: 800 * time.Millisecond, FastFor: 30 * time.Second, Settled: 10 * time.Second}},
+		{"negative values", Backoff{Base: -1, Cap: -time.Second, StableAfter: -time.Hour}, Backoff{Base: 500 * time.Millisecond, Cap: 20 * time.Second, StableAfter: time.Minute, Fast: 800 * time.Millisecond, FastFor: 30 * time.Second, Settled: 10 * time.Second}},
+		{"custom kept", Backoff{Base: time.Second, Cap: time.Minute, StableAfter: 5 * time.Second}, Backoff{Base: time.Second, Cap: time.Minute, StableAfter: 5 * time.Second, Fast: 800 * time.Millisecond, FastFor: 30 * time.Second, Settled: 10 * time.Second}},
+		{"partial", Backoff{Cap: 3 * time.Second}, Backoff{Base: 500 * time.Millisecond, Cap: 3 * time.Second, StableAfter: time.Minute, Fast: 800 * time.Millisecond, FastFor: 30 * time.Second, Settled: 10 * time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
