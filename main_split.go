@@ -96,8 +96,24 @@ func runDaemon(f desktopFlags) error {
 		p.Window = win
 	}
 	a := app.New(deps)
+	if win != nil {
+		// Without a tray, closing the window quits Herald if the user
+		// chose so (the window says what closing does, and how to get a
+		// tray).
+		win.OnExit = func() {
+			if a.TrayAbsentQuits() {
+				stop()
+			}
+		}
+	}
 	if err := a.StartHeadless(p); err != nil {
 		log.Warn(err.Error())
+	}
+	if f.noTray {
+		a.TrayHostChanged(false)
+	} else if err := native.WatchTrayHost(ctx, a.TrayHostChanged); err != nil {
+		log.Warn(err.Error())
+		a.TrayHostChanged(false)
 	}
 	// After a sleep or a network change every link is checked at once
 	// (redialed at once after a sleep), not at its next heartbeat.

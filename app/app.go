@@ -59,6 +59,8 @@ type App struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	warnings []string
+	// trayMissing: the desktop has no tray host (TrayHostChanged).
+	trayMissing bool
 	// unconnected: configured gateways that could not start, and why
 	// (see unconnected.go).
 	unconnected map[string]string
@@ -332,6 +334,7 @@ func (a *App) Snapshot() Snapshot {
 	a.mu.Lock()
 	st := a.settings
 	warnings := append(append([]string(nil), a.warnings...), v.Limits...)
+	trayMissing := a.trayMissing
 	a.mu.Unlock()
 	auto, _ := a.d.Autostart.Enabled()
 	s := Snapshot{
@@ -342,6 +345,8 @@ func (a *App) Snapshot() Snapshot {
 		NotificationsPaused: st.PauseNotifications,
 		SecretsSessionOnly:  a.d.Secrets != nil && a.d.Secrets.SessionOnly(),
 		Autostart:           auto,
+		TrayMissing:         trayMissing,
+		QuitWithoutTray:     st.QuitWithoutTray,
 		Warnings:            warnings,
 		AuditError:          v.AuditError,
 		// The window reads these as arrays: never send null.
@@ -414,6 +419,37 @@ func (a *App) SetPauseNotifications(p bool) error {
 	err := a.updateSettings(func(s *Settings) { s.PauseNotifications = p })
 	a.batch.Poke()
 	return err
+}
+
+// SetQuitWithoutTray chooses what closing the window does on a desktop
+// without a tray: quit Herald (on), or keep it running in the background
+// (off; the app menu opens the window again).
+func (a *App) SetQuitWithoutTray(on bool) error {
+	err := a.updateSettings(func(s *Settings) { s.QuitWithoutTray = on })
+	a.batch.Poke()
+	return err
+}
+
+// TrayHostChanged records whether the desktop has a tray host (a
+// StatusNotifierWatcher); without one the window says how to get a tray
+// and what closing it does. Called at start and whenever a host appears
+// or goes (the tray icon registers with a new host by itself).
+func (a *App) TrayHostChanged(present bool) {
+	a.mu.Lock()
+	changed := a.trayMissing == present
+	a.trayMissing = !present
+	a.mu.Unlock()
+	if changed {
+		a.batch.Poke()
+	}
+}
+
+// TrayAbsentQuits reports whether closing the window should quit Herald:
+// there is no tray to keep it in, and the user chose to quit then.
+func (a *App) TrayAbsentQuits() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.trayMissing && a.settings.QuitWithoutTray
 }
 
 // SetAutostart turns start-at-login on or off; the snapshot then reports

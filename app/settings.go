@@ -34,6 +34,10 @@ type Settings struct {
 	Gateways []GatewaySettings `json:"gateways"`
 	// CloseToTray keeps Herald running in the tray when the window closes.
 	CloseToTray bool `json:"close_to_tray"`
+	// QuitWithoutTray quits Herald when the window closes on a desktop
+	// with no tray host (stock GNOME); otherwise it keeps running in the
+	// background, and the app menu opens the window again.
+	QuitWithoutTray bool `json:"quit_without_tray,omitempty"`
 	// PauseNotifications silences notifications (approvals still show in
 	// the tray and window).
 	PauseNotifications bool `json:"pause_notifications"`

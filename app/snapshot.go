@@ -21,6 +21,10 @@ type Snapshot struct {
 	NotificationsPaused bool              `json:"notifications_paused"`
 	SecretsSessionOnly  bool              `json:"secrets_session_only"`
 	Autostart           bool              `json:"autostart"`
+	// TrayMissing: no tray host on this desktop (see TrayHostChanged);
+	// QuitWithoutTray is what closing the window then does.
+	TrayMissing     bool `json:"tray_missing"`
+	QuitWithoutTray bool `json:"quit_without_tray"`
 	Warnings            []string          `json:"warnings,omitempty"`
 	AuditError          string            `json:"audit_error,omitempty"`
 }

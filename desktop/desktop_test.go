@@ -77,3 +77,22 @@ func TestUrgencyHint(t *testing.T) {
 		}
 	}
 }
+
+func TestTrayHostChange(t *testing.T) {
+	t.Parallel()
+	sig := func(name string, body ...any) *dbus.Signal { return &dbus.Signal{Name: name, Body: body} }
+	for _, tc := range []struct {
+		s             *dbus.Signal
+		present, isOK bool
+	}{
+		{sig("org.freedesktop.DBus.NameOwnerChanged", trayWatcher, "", ":1.42"), true, true},
+		{sig("org.freedesktop.DBus.NameOwnerChanged", trayWatcher, ":1.42", ""), false, true},
+		{sig("org.freedesktop.DBus.NameOwnerChanged", "org.example.Other", "", ":1.7"), false, false},
+		{sig("org.freedesktop.DBus.NameAcquired", trayWatcher), false, false},
+		{sig("org.freedesktop.DBus.NameOwnerChanged", trayWatcher, "", 42), false, false},
+	} {
+		if p, ok := trayHostChange(tc.s); p != tc.present || ok != tc.isOK {
+			t.Errorf("%v %v: (%v, %v), want (%v, %v)", tc.s.Name, tc.s.Body, p, ok, tc.present, tc.isOK)
+		}
+	}
+}

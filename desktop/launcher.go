@@ -43,10 +43,14 @@ type Launcher struct {
 	Env []string
 	// Log receives the child's exits.
 	Log *slog.Logger
+	// OnExit, when set, is called after the window process ended by
+	// itself (the user closed the window), not when Stop ended it.
+	OnExit func()
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     chan struct{}
+	stopping bool
 }
 
 // Running reports whether the window process is up.
@@ -84,8 +88,13 @@ func (l *Launcher) Start() (bool, error) {
 		if l.cmd == cmd {
 			l.cmd, l.done = nil, nil
 		}
+		stopped := l.stopping
+		l.stopping = false
 		l.mu.Unlock()
 		close(done)
+		if !stopped && l.OnExit != nil {
+			l.OnExit()
+		}
 	}()
 	return true, nil
 }
@@ -94,6 +103,9 @@ func (l *Launcher) Start() (bool, error) {
 func (l *Launcher) Stop(grace time.Duration) {
 	l.mu.Lock()
 	cmd, done := l.cmd, l.done
+	if cmd != nil {
+		l.stopping = true
+	}
 	l.mu.Unlock()
 	if cmd == nil {
 		return

@@ -34,6 +34,7 @@ export const api = {
   removeGateway: (name: string) => typed<void>(() => App.RemoveGateway(name)),
   setPause: (p: boolean) => typed<void>(() => App.SetPauseNotifications(p)),
   setAutostart: (on: boolean) => typed<void>(() => App.SetAutostart(on)),
+  setQuitWithoutTray: (on: boolean) => typed<void>(() => App.SetQuitWithoutTray(on)),
   stopRun: (gateway: string, id: string) => typed<StopResult>(() => App.StopRun(gateway, id)),
   activeRuns: () => typed<RunRef[]>(() => App.ActiveRuns()),
   ask: (gateway: string, session: string, text: string) => typed<AskResult>(() => App.Ask(gateway, session, text)),

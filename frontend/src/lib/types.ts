@@ -120,6 +120,9 @@ export interface Snapshot {
   notifications_paused: boolean;
   secrets_session_only: boolean;
   autostart: boolean;
+  // No tray host on this desktop, and what closing the window then does.
+  tray_missing?: boolean;
+  quit_without_tray?: boolean;
   now: string;
   /** Problems to show (notifications off, no tray, a gateway's setup). */
   warnings?: string[];

@@ -398,6 +398,8 @@ export namespace app {
 	    notifications_paused: boolean;
 	    secrets_session_only: boolean;
 	    autostart: boolean;
+	    tray_missing: boolean;
+	    quit_without_tray: boolean;
 	    warnings?: string[];
 	    audit_error?: string;
 	
@@ -417,6 +419,8 @@ export namespace app {
 	        this.notifications_paused = source["notifications_paused"];
 	        this.secrets_session_only = source["secrets_session_only"];
 	        this.autostart = source["autostart"];
+	        this.tray_missing = source["tray_missing"];
+	        this.quit_without_tray = source["quit_without_tray"];
 	        this.warnings = source["warnings"];
 	        this.audit_error = source["audit_error"];
 	    }

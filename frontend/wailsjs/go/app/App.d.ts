@@ -54,6 +54,8 @@ export function SetFollowPolicy(arg1:string,arg2:string):Promise<void>;
 
 export function SetPauseNotifications(arg1:boolean):Promise<void>;
 
+export function SetQuitWithoutTray(arg1:boolean):Promise<void>;
+
 export function Snapshot():Promise<app.Snapshot>;
 
 export function Start():Promise<void>;
@@ -68,7 +70,11 @@ export function TakeBack(arg1:string,arg2:string):Promise<void>;
 
 export function TestGateway(arg1:app.AddGatewayRequest):Promise<app.TestResult>;
 
+export function TrayAbsentQuits():Promise<boolean>;
+
 export function TrayAnswer(arg1:string,arg2:string):Promise<void>;
+
+export function TrayHostChanged(arg1:boolean):Promise<void>;
 
 export function TrayOpen(arg1:string):Promise<void>;
 

@@ -102,6 +102,10 @@ export function SetPauseNotifications(arg1) {
   return window['go']['app']['App']['SetPauseNotifications'](arg1);
 }
 
+export function SetQuitWithoutTray(arg1) {
+  return window['go']['app']['App']['SetQuitWithoutTray'](arg1);
+}
+
 export function Snapshot() {
   return window['go']['app']['App']['Snapshot']();
 }
@@ -130,8 +134,16 @@ export function TestGateway(arg1) {
   return window['go']['app']['App']['TestGateway'](arg1);
 }
 
+export function TrayAbsentQuits() {
+  return window['go']['app']['App']['TrayAbsentQuits']();
+}
+
 export function TrayAnswer(arg1, arg2) {
   return window['go']['app']['App']['TrayAnswer'](arg1, arg2);
+}
+
+export function TrayHostChanged(arg1) {
+  return window['go']['app']['App']['TrayHostChanged'](arg1);
 }
 
 export function TrayOpen(arg1) {
