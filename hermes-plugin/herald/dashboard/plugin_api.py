@@ -16,6 +16,7 @@ here, so a change in Hermes' middleware cannot open it.
 import asyncio
 import importlib.util
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -62,6 +63,22 @@ def _authorized(request: Request) -> bool:
     return bool(check is not None and check(request))
 
 
+def _server_exiting(loop) -> bool:
+    """Whether the web server is shutting down (uvicorn's should_exit), so a long-poll lets go at
+    once: uvicorn waits for open requests before it exits. Best effort: uvicorn installs its exit
+    handler with signal.signal (recent) or on the event loop (older); otherwise the poll's own
+    bound (POLL_WAIT_MAX) applies."""
+    handlers = [signal.getsignal(signal.SIGTERM)]
+    h = getattr(loop, "_signal_handlers", {}).get(signal.SIGTERM)
+    if h is not None:
+        handlers.append(getattr(h, "_callback", None))
+    for handler in handlers:
+        server = getattr(handler, "__self__", None)
+        if getattr(server, "should_exit", False):
+            return True
+    return False
+
+
 def _refuse() -> JSONResponse:
     return JSONResponse(status_code=401, content={"detail": "Unauthorized"})
 
@@ -102,10 +119,18 @@ async def poll(request: Request, instance: str = "", cursor: int = 0, client: st
         if not b.add_waiter(loop, fut):
             return JSONResponse(status_code=429, content={"detail": "Too many Herald connections to this dashboard."})
         try:
-            if not b.changed(instance, cursor):
-                await asyncio.wait_for(fut, wait)
-        except asyncio.TimeoutError:
-            pass
+            # In slices, so a Herald that went away ends its poll at once and never holds up
+            # the dashboard's shutdown (uvicorn waits for open requests).
+            deadline = loop.time() + wait
+            while not fut.done() and not b.changed(instance, cursor):
+                left = deadline - loop.time()
+                if left <= 0:
+                    break
+                try:
+                    await asyncio.wait_for(asyncio.shield(fut), min(left, 0.5))
+                except asyncio.TimeoutError:
+                    if _server_exiting(loop) or await request.is_disconnected():
+                        break
         finally:
             b.remove_waiter(fut)
     return b.poll_state()
