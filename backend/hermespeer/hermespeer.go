@@ -71,7 +71,18 @@ type Option func(*config)
 type config struct {
 	env    []string
 	secret string
+	setup  func(home string) error
 }
+
+// Setup prepares HERMES_HOME before the server first starts, e.g. to
+// install a plugin into home/plugins. The peer's launcher uses a home that
+// is empty or one it wrote before, so setup that adds files must also
+// write config.yaml with the peer's first line (StubConfigHeader); the
+// server rewrites config.yaml on every start.
+func Setup(fn func(home string) error) Option { return func(c *config) { c.setup = fn } }
+
+// StubConfigHeader is the first line of the config.yaml the peer writes.
+const StubConfigHeader = "# written by hermes-peer serve.py (ws) on every start\n"
 
 // Env adds environment variables (KEY=VALUE) to the server's, for example
 // "HERMES_STUB_APPROVAL_TIMEOUT=5".
@@ -249,6 +260,11 @@ func Launch(dir string, kind Kind, version, home, logDir string, opts ...Option)
 		p.Secret = randomSecret()
 	}
 	p.logf = filepath.Join(logDir, fmt.Sprintf("hermes-%s-%s.log", kind, version))
+	if p.cfg.setup != nil {
+		if err := p.cfg.setup(home); err != nil {
+			return nil, fmt.Errorf("hermes-peer: preparing HERMES_HOME %s: %w", home, err)
+		}
+	}
 	// A port picked free may be taken before the server binds it; retry
 	// with another a few times.
 	var err error
