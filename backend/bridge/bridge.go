@@ -50,9 +50,9 @@ const Route = "/api/plugins/herald/"
 
 // Bounds on what the route can make Herald hold or read.
 const (
-	MaxBody   = 4 << 20 // one poll response
-	MaxItems  = 128     // approvals and notices in one poll
-	PollWait  = 25 * time.Second
+	MaxBody   = 4 << 20          // one poll response
+	MaxItems  = 128              // approvals and notices in one poll
+	PollWait  = 8 * time.Second  // the plugin's bound: a long-poll holds up the dashboard's shutdown
 	httpSlack = 15 * time.Second // beyond PollWait before a poll is given up
 )
 
@@ -92,6 +92,20 @@ func (o Origin) Where() string {
 		return n
 	}
 	return o.Surface
+}
+
+// Asked says where an approval was asked, for people: every surface shows
+// it with the request's description ("asked in Telegram (Ops), session
+// “Deploy”").
+func (o Origin) Asked() string {
+	s := "asked in " + o.Where()
+	if o.Chat != "" {
+		s += " (" + o.Chat + ")"
+	}
+	if o.Title != "" {
+		s += ", session “" + o.Title + "”"
+	}
+	return s
 }
 
 // Item is one entry of a poll: an approval (answer through the bridge) or
@@ -531,7 +545,7 @@ func (c *Client) arrive(instance string, it Item, now time.Time) {
 		return
 	}
 	p := wire.ApprovalPayload{
-		SessionID: sessionOf(it), Command: it.Command, Description: it.Description,
+		SessionID: sessionOf(it), Command: it.Command, Description: it.Origin.Asked() + " — " + it.Description,
 		PatternKey: it.PatternKey, PatternKeys: it.PatternKeys, Choices: it.AllowedChoices,
 	}
 	raw, _ := json.Marshal(p)

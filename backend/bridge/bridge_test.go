@@ -105,7 +105,8 @@ func TestApprovalArrivesAndIsAnswered(t *testing.T) {
 		t.Fatalf("event = %+v", ev)
 	}
 	a, ok := ev.Approval()
-	if !ok || a.Command != "rm -rf build" || strings.Join(a.Choices, ",") != "once,session,always,deny" {
+	if !ok || a.Command != "rm -rf build" || strings.Join(a.Choices, ",") != "once,session,always,deny" ||
+		a.Description != "asked in Telegram (Ops) — recursive delete" {
 		t.Fatalf("payload = %+v", a)
 	}
 	// Taken: the client polled again with the new cursor.

@@ -249,7 +249,7 @@ func (f *Fake) poll(w http.ResponseWriter, r *http.Request) {
 	if wait > 0 && inst == f.instance && cursor == f.cursor {
 		wake := f.wake
 		f.mu.Unlock()
-		t := time.NewTimer(time.Duration(min(wait, 25) * float64(time.Second)))
+		t := time.NewTimer(time.Duration(min(wait, 8) * float64(time.Second)))
 		select {
 		case <-wake:
 		case <-t.C:
