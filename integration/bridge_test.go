@@ -189,8 +189,17 @@ func bridgeHerald(t testing.TB, p *hermespeer.Peer) (*service.Service, func() <-
 	wake := make(chan struct{})
 	poke := func() { mu.Lock(); close(wake); wake = make(chan struct{}); mu.Unlock() }
 	changed := func() <-chan struct{} { mu.Lock(); defer mu.Unlock(); return wake }
-	s := service.New(service.Config{Store: approval.NewMemoryStore(), OnChange: poke})
+	s := service.New(service.Config{Store: approval.NewMemoryStore()})
 	t.Cleanup(s.Close)
+	sub := s.Subscribe(service.WatchChanges, 0)
+	go func() {
+		for {
+			if _, err := sub.Next(context.Background()); err != nil {
+				return
+			}
+			poke()
+		}
+	}()
 	if _, err := s.AddSource(service.SourceConfig{Kind: service.KindGateway, Name: "lab", URL: p.Base,
 		Secrets: map[string]string{"token": p.Secret}, Bridge: true}); err != nil {
 		t.Fatal(err)
