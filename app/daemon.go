@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/clock"
 	native "github.com/herald-desktop/herald/desktop"
 	"github.com/herald-desktop/herald/service"
@@ -294,7 +295,9 @@ func (a *App) callBound(method string, args []json.RawMessage) (json.RawMessage,
 	for _, o := range m.Call(in) {
 		if o.Type() == errorType {
 			if !o.IsNil() {
-				return nil, o.Interface().(error)
+				// The window shows the error's text: whatever gateway
+				// words it quotes go through the display sanitiser.
+				return nil, errors.New(surface.Line(o.Interface().(error).Error()))
 			}
 			continue
 		}

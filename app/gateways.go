@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
@@ -141,7 +142,7 @@ func (a *App) TestGateway(req AddGatewayRequest) TestResult {
 	ctx, cancel := context.WithTimeout(a.ctx, 15*time.Second)
 	defer cancel()
 	r := d.Check(ctx, cfg)
-	return TestResult{OK: r.OK, Stage: r.Stage, Message: r.Message}
+	return TestResult{OK: r.OK, Stage: r.Stage, Message: surface.Line(r.Message)}
 }
 
 // AddGateway saves a gateway or API server (its secret to the keychain)
