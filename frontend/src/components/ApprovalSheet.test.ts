@@ -4,6 +4,9 @@ import { describe, expect, it } from "vitest";
 import { render } from "svelte/server";
 import ApprovalSheet from "./ApprovalSheet.svelte";
 import type { Approval } from "../lib/types";
+// The Go spoofing table (approval/spooftest) as app sends it to the page;
+// app's TestSpoofFixtureIsCurrent keeps it current.
+import spoofCases from "./testdata/spoofcases.json";
 
 const raw = 'rm -rf ~/important\u001b[2K\recho hello <img src=x onerror="alert(1)"> \u202e';
 const hostile: Approval = {
@@ -83,4 +86,23 @@ describe("the window", () => {
     expect(files.length).toBeGreaterThan(3);
     for (const f of files) expect(sources[f], f).not.toContain("{@html");
   });
+});
+
+// The HTML surface against the spoofing table every other surface runs:
+// each hostile command renders as text that shows its dangerous part, no
+// raw control, escape, invisible or direction-changing character reaches
+// the page, and markers are announced.
+describe("ApprovalSheet, the spoofing table", () => {
+  const unescape = (s: string) =>
+    s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&");
+  for (const c of spoofCases) {
+    it(c.name, () => {
+      const { body } = render(ApprovalSheet, { props: { approval: c.approval as unknown as Approval, now: Date.parse("2026-12-03T10:00:00Z") } });
+      expect(body).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufffd]/);
+      // The page's own tags go; the gateway's text, escaped, stays.
+      const text = unescape(body.replace(/<[^>]*>/g, "")).replace(/\n/g, "");
+      for (const s of c.show) expect(text).toContain(s.replace(/\n/g, ""));
+      if (c.approval.display.markers) expect(body).toContain('data-testid="markers"');
+    });
+  }
 });
