@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -54,6 +55,29 @@ type runState struct {
 	synthApproval bool
 	lastStatus    string
 	lastEvent     string
+}
+
+// maxSeenApprovals bounds a run's seenApprovals: past it the set starts
+// over, so a run that asks endless approvals cannot grow memory. A repeat
+// delivered after that reaches the inbox, which knows it by its key.
+const maxSeenApprovals = 4096
+
+// seenKey is what seenApprovals keeps for key: itself, or a digest of a
+// long one.
+func seenKey(key string) string {
+	if len(key) <= 64 {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "sha256:" + string(sum[:])
+}
+
+// markSeen records an approval as delivered. Caller holds c.mu.
+func (rs *runState) markSeen(key string) {
+	if len(rs.seenApprovals) >= maxSeenApprovals {
+		clear(rs.seenApprovals)
+	}
+	rs.seenApprovals[seenKey(key)] = true
 }
 
 // storedOf returns the run's Hermes session id (when it differs).
@@ -354,7 +378,7 @@ func (c *Client) deliver(rs *runState, ev wire.Event) {
 		rs.pending++
 		rs.info.Status = "waiting_for_approval"
 		if a, ok := ev.Data.(*wire.ApprovalPayload); ok && a.RequestID != "" {
-			rs.seenApprovals[a.RequestID] = true
+			rs.markSeen(a.RequestID)
 		}
 	case ApprovalResponded:
 		n := 1
@@ -520,8 +544,8 @@ func (c *Client) applyStatus(rs *runState, st RunStatus) {
 				key = "ts:" + string(jsonTimestamp(st.Approval))
 			}
 			c.mu.Lock()
-			seen := rs.seenApprovals[key] || (ev.RequestID == "" && pending > 0)
-			rs.seenApprovals[key] = true
+			seen := rs.seenApprovals[seenKey(key)] || (ev.RequestID == "" && pending > 0)
+			rs.markSeen(key)
 			c.mu.Unlock()
 			if !seen {
 				c.deliver(rs, ev)

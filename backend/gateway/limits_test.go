@@ -92,3 +92,41 @@ func TestOpenServerRequestsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestParkedDuringReplayBounded: live events that arrive while a
+// session's replay runs are parked up to maxParked; past it a request is
+// refused (a wire.Refused event, not open here) and other events are
+// dropped, the session marked for a resync notice.
+func TestParkedDuringReplayBounded(t *testing.T) {
+	t.Parallel()
+	c, err := New(Config{URL: "ws://127.0.0.1:1", Name: "gw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.track("s1", "st1")
+	c.mu.Lock()
+	s.replaying = true
+	c.mu.Unlock()
+	for i := range maxParked + 10 {
+		c.dispatch(wire.Event{Gateway: "gw", Session: "s1", Kind: wire.MessageDelta, Seq: uint64(i + 1), Payload: []byte(`{"text":"x"}`)})
+	}
+	p, _ := json.Marshal(wire.ApprovalPayload{SessionID: "s1", Command: "rm -rf ./late"})
+	ev := wire.Event{Gateway: "gw", Session: "s1", Kind: wire.ApprovalServerRequest, RequestID: "srq-late", Payload: p}
+	ev.DecodeData()
+	c.emitServerRequest(ev)
+	c.mu.Lock()
+	parked, dropped, open := len(s.parked), s.parkDropped, len(c.openSRQ)
+	c.mu.Unlock()
+	if parked != maxParked || !dropped || open != 0 {
+		t.Fatalf("%d parked (bound %d), dropped %v, %d open", parked, maxParked, dropped, open)
+	}
+	c.out.Close()
+	got, ok := c.out.Pop()
+	var rp wire.RefusedPayload
+	if ok {
+		json.Unmarshal(got.Payload, &rp)
+	}
+	if got.Kind != wire.Refused || rp.Count != 1 || !strings.Contains(rp.Reason, "replayed") {
+		t.Fatalf("queued %s %+v, want the approval refused", got.Kind, rp)
+	}
+}

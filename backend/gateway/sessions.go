@@ -26,6 +26,11 @@ type session struct {
 	// replaying parks live events while a reconnect replay is running.
 	replaying bool
 	parked    []wire.Event
+	// parkedBytes is the parked events' payload size; parkDropped: some
+	// were dropped for the bound (maxParked, maxParkedBytes), so a
+	// resync notice follows the parked ones.
+	parkedBytes int
+	parkDropped bool
 	// Ownership (discovery.go): events heard since the last listing, the
 	// row it showed, whether another client took the session, and since
 	// when an attached mid-turn session on 0.18.2 has been silent.
@@ -198,7 +203,12 @@ func (c *Client) dispatchLocked(ev wire.Event) {
 		s.elsewhere = false
 	}
 	if s.replaying {
+		if len(s.parked) >= maxParked || s.parkedBytes+len(ev.Payload) > maxParkedBytes {
+			c.overParkLocked(s, ev)
+			return
+		}
 		s.parked = append(s.parked, ev)
+		s.parkedBytes += len(ev.Payload)
 		return
 	}
 	c.deliverLocked(s, ev)
@@ -215,6 +225,30 @@ func (c *Client) deliverLocked(s *session, ev wire.Event) {
 		s.watermark = ev.Seq
 	}
 	c.out.Push(ev)
+}
+
+// Bounds on the live events parked while a session's replay runs.
+const (
+	maxParked      = 4096
+	maxParkedBytes = 16 << 20
+)
+
+// overParkLocked handles a live event that arrived while its session's
+// replay ran and the parked events are at their bound: a request is
+// refused (shown in the flood, not answered), anything else dropped with
+// a resync notice once the replay is done.
+func (c *Client) overParkLocked(s *session, ev wire.Event) {
+	if ev.IsApproval() || ev.IsPrompt() {
+		c.out.Refuse(ev, fmt.Sprintf("gateway %s sent more than %d events or %d MiB for session %s while Herald replayed it", c.name, maxParked, maxParkedBytes>>20, s.live))
+		if ev.Kind == wire.ApprovalServerRequest || ev.IsPrompt() {
+			delete(c.openSRQ, ev.RequestID) // not delivered: not open here
+			delete(c.srqParams, ev.RequestID)
+		}
+	}
+	if !s.parkDropped {
+		c.log.Warn("the gateway sent more events than Herald keeps while replaying a session; refusing its requests and dropping other events until the replay ends", "session", s.live, "limit", maxParked)
+	}
+	s.parkDropped = true
 }
 
 // emitUnsequenced delivers a server request, cancel or unknown notification.
@@ -468,10 +502,16 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 		c.openRequests(s.live, open, true)
 		c.mu.Lock()
 		s.replaying = false
-		parked := s.parked
-		s.parked = nil
+		parked, dropped := s.parked, s.parkDropped
+		s.parked, s.parkedBytes, s.parkDropped = nil, 0, false
 		for _, ev := range parked {
 			c.deliverLocked(s, ev)
+		}
+		if dropped {
+			ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: wire.Resync, ReceivedAt: c.clk.Now()}
+			ev.Payload, _ = json.Marshal(wire.ResyncPayload{Reason: "overflow"})
+			ev.DecodeData()
+			c.out.Push(ev)
 		}
 		c.mu.Unlock()
 	}()
