@@ -600,6 +600,9 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 		ctx, cancel = context.WithTimeout(ctx, callTimeout)
 		defer cancel()
 	}
+	if method == "prompt.submit" {
+		c.submitting(params)
+	}
 	res, err := cn.call(ctx, method, params)
 	if err != nil {
 		if method == "prompt.submit" && IsOwnedElsewhere(err) {

@@ -321,11 +321,13 @@ func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
 		}
 		row := &d.Sessions[i]
 		row.Followed = true
-		if prev := s.lastRow; prev != nil && s.heard == 0 && !s.elsewhere && movedOn(*prev, *row) && fanOut {
+		prev := s.lastRow
+		moved := prev != nil && s.heard == 0 && !s.elsewhere && !c.ownSubmitPending(s, now) && movedOn(*prev, *row)
+		if moved && fanOut {
 			// Nothing is taken on a fan-out gateway: it dropped Herald
 			// (a slow client). Re-attach and replay.
 			detached = append(detached, s)
-		} else if prev != nil && s.heard == 0 && !s.elsewhere && movedOn(*prev, *row) {
+		} else if moved {
 			s.elsewhere = true
 			s.quietSince = time.Time{}
 			p, _ := json.Marshal(ElsewherePayload{Key: s.stored, Title: row.Title, Reason: "the session moved on (" + clip(row.Preview, 80) + ") but none of its events reached Herald: another client resumed it or submitted to it, and Hermes sends a session's events to one client only"})
@@ -405,6 +407,35 @@ func (c *Client) markElsewhere(sessionID, reason string) {
 	ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: EventElsewhere, Payload: p, ReceivedAt: c.clk.Now()}
 	c.mu.Unlock()
 	c.dispatch(ev)
+}
+
+// submitGrace bounds how long after Herald's own prompt.submit a silent
+// session's moved-on row is not read as another client's.
+const submitGrace = 30 * time.Second
+
+// submitting notes Herald's own prompt.submit on a session: its row moves
+// on at once (preview, message count), while a real gateway sends the
+// turn's first event only when the agent is built (seconds on a busy
+// host), so until that event, or submitGrace, a moved-on row is Herald's
+// own doing, not another client's. Noted before sending: a listing may be
+// answered first.
+func (c *Client) submitting(params any) {
+	p, ok := params.(map[string]any)
+	if !ok {
+		return
+	}
+	sid, _ := p["session_id"].(string)
+	c.mu.Lock()
+	if s := c.sessions[sid]; s != nil {
+		s.submitted = c.clk.Now()
+	}
+	c.mu.Unlock()
+}
+
+// ownSubmitPending reports whether s waits for the first event of a turn
+// Herald submitted (under c.mu).
+func (c *Client) ownSubmitPending(s *session, now time.Time) bool {
+	return !s.submitted.IsZero() && now.Sub(s.submitted) < submitGrace
 }
 
 // CodeOwnedElsewhere is the error newer gateways answer a prompt.submit

@@ -38,6 +38,9 @@ type session struct {
 	lastRow    *LiveSession
 	elsewhere  bool
 	quietSince time.Time
+	// submitted is when Herald's own prompt.submit went out, until the
+	// session's next event (see Client.submitting).
+	submitted time.Time
 }
 
 // SessionRef describes a followed session.
@@ -201,6 +204,7 @@ func (c *Client) dispatchLocked(ev wire.Event) {
 		s.heard++
 		s.quietSince = time.Time{}
 		s.elsewhere = false
+		s.submitted = time.Time{}
 	}
 	if s.replaying {
 		if len(s.parked) >= maxParked || s.parkedBytes+len(ev.Payload) > maxParkedBytes {
