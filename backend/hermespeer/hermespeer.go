@@ -280,10 +280,10 @@ func Launch(dir string, kind Kind, version, home, logDir string, opts ...Option)
 		if !errors.Is(err, errExited) {
 			break
 		}
-		if strings.Contains(p.LogTail(20), "lacks Python modules") {
+		if strings.Contains(p.lastStart(), "lacks Python modules") {
 			return p, fmt.Errorf("%w: %s (run %s/install-deps)", ErrMissingDeps, lastLine(p.LogTail(5)), dir)
 		}
-		if !strings.Contains(p.LogTail(20), "address already in use") {
+		if !strings.Contains(p.lastStart(), "address already in use") {
 			break
 		}
 	}
@@ -303,7 +303,7 @@ func (p *Peer) Restart(t testing.TB) {
 		if err = p.launch(); err == nil {
 			return
 		}
-		if !strings.Contains(p.LogTail(20), "address already in use") {
+		if !strings.Contains(p.lastStart(), "address already in use") {
 			break
 		}
 		time.Sleep(250 * time.Millisecond) // waiting on the kernel, not on the server
@@ -428,6 +428,15 @@ func (p *Peer) Pid() int {
 func (p *Peer) Log() string {
 	b, _ := os.ReadFile(p.logf)
 	return string(b)
+}
+
+// lastStart is the log of the latest start only.
+func (p *Peer) lastStart() string {
+	l := p.Log()
+	if i := strings.LastIndex(l, "=== hermes-peer run "); i >= 0 {
+		return l[i:]
+	}
+	return l
 }
 
 // LogTail is the last n lines of Log.
