@@ -39,6 +39,10 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	code := func() int {
+		if err := buildHerald(tmp); err != nil {
+			fmt.Fprintln(os.Stderr, "building herald failed:", err)
+			return 1
+		}
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		var failed []error
