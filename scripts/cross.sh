@@ -24,7 +24,7 @@ export GOOS=darwin GOARCH=arm64 CGO_ENABLED=0
 vet=() skip=()
 for p in $(go list ./...); do
   # A package that needs cgo on macOS fails to build without it: skip it.
-  deps="$(go list -e -deps -f '{{.ImportPath}}' "$p" 2>/dev/null)"
+  deps="$(go list -e -deps -test -f '{{.ImportPath}}' "$p" 2>/dev/null)"
   if grep -qxE 'fyne\.io/systray|github\.com/wailsapp/wails/v2/internal/frontend/desktop/darwin' <<<"$deps"; then
     skip+=("$p")
   else
