@@ -68,16 +68,38 @@ func (s *Service) waitingNotice(ev wire.Event) bool {
 	return true
 }
 
+// rememberBase records which dashboard a source talks to.
+func (s *Service) rememberBase(name, rawURL string) {
+	u, err := bridge.BaseURL(rawURL)
+	if err != nil {
+		return
+	}
+	s.src.mu.Lock()
+	defer s.src.mu.Unlock()
+	if s.src.base == nil {
+		s.src.base = map[string]string{}
+	}
+	s.src.base[name] = u.String()
+}
+
 // followsOnGatewayOf reports whether Herald follows the session (live id
-// or stored key) on the gateway whose bridge is named bridgeName.
+// or stored key) on a dashboard gateway of the same dashboard as the
+// bridge named bridgeName (the same address, or the gateway the bridge
+// was added with).
 func (s *Service) followsOnGatewayOf(bridgeName, live, key string) bool {
-	for _, src := range s.Sources() {
-		if BridgeName(src.Name()) != bridgeName {
-			continue
+	s.src.mu.Lock()
+	base := s.src.base[bridgeName]
+	var gws []string
+	for name, b := range s.src.base {
+		if name != bridgeName && (b == base && base != "" || BridgeName(name) == bridgeName) {
+			gws = append(gws, name)
 		}
-		c, ok := s.gatewayClient(src.Name())
+	}
+	s.src.mu.Unlock()
+	for _, gw := range gws {
+		c, ok := s.gatewayClient(gw)
 		if !ok {
-			return false
+			continue
 		}
 		for _, r := range c.Sessions() {
 			if !r.Elsewhere && ((live != "" && r.ID == live) || (key != "" && r.StoredID == key)) {

@@ -3,6 +3,10 @@ package service
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +14,7 @@ import (
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/bridge/bridgetest"
 	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/testwait"
 )
 
@@ -183,5 +188,50 @@ func TestGatewayWithBridge(t *testing.T) {
 	}
 	if k, err := ParseKind("bridge"); err != nil || k != KindBridge {
 		t.Fatalf("ParseKind(bridge) = %v, %v", k, err)
+	}
+}
+
+// TestBridgeNoticeOfAFollowedDashboardSessionIsNotShownTwice: on a
+// dashboard that serves both /api/ws and the bridge, the notice of an
+// approval of a session Herald follows on /api/ws is the same request as
+// the one there (matched by the session's stored key), so no notice; an
+// approval of a session Herald does not follow is shown as a notice.
+func TestBridgeNoticeOfAFollowedDashboardSessionIsNotShownTwice(t *testing.T) {
+	t.Parallel()
+	gw := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Legacy})
+	t.Cleanup(gw.Close)
+	_, stored := gw.CreateSession()
+	f := bridgetest.New(gw.Token())
+	target, _ := url.Parse(gw.URL)
+	mux := http.NewServeMux()
+	mux.Handle("/api/plugins/herald/", f)
+	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
+	dash := httptest.NewServer(mux)
+	t.Cleanup(dash.Close)
+
+	ch := newChanges()
+	log := &noticeLog{ch: ch}
+	s := New(Config{})
+	onChange(s, ch.poke)
+	dispatch(s, WatchNotices, func(n Notify) { log.add(*n.Notice) })
+	defer s.Close()
+	// The bridge added on its own, under a name of the user's: matched by
+	// the dashboard's address.
+	if _, err := s.AddSource(SourceConfig{Kind: KindGateway, Name: "lab", URL: dash.URL, Secrets: map[string]string{"token": gw.Token()}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddSource(SourceConfig{Kind: KindBridge, Name: "lab plugin", URL: dash.URL, Secrets: map[string]string{"token": gw.Token()}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Follow(context.Background(), "lab", stored); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, srcGuard, "the session followed", ch.next, func() bool { return s.followsOnGatewayOf("lab plugin", "", stored) })
+	f.Notice("rm -rf ./a", bridgetest.Origin{Surface: "dashboard", Process: "dashboard", SessionKey: stored, Title: "followed"})
+	f.Notice("rm -rf ./b", bridgetest.Origin{Surface: "dashboard", Process: "dashboard", SessionKey: "elsewhere-key", Title: "not followed"})
+	testwait.Until(t, srcGuard, "the notice of the unfollowed session", ch.next, func() bool { return len(log.of(NoticeApprovalElsewhere)) >= 1 })
+	got := log.of(NoticeApprovalElsewhere)
+	if len(got) != 1 || got[0].Title != "not followed" {
+		t.Fatalf("notices %+v", got)
 	}
 }

@@ -105,6 +105,7 @@ func (s *Service) AddSource(cfg SourceConfig) (Source, error) {
 	if err := s.start(src); err != nil {
 		return nil, err
 	}
+	s.rememberBase(name, cfg.URL)
 	if cfg.Bridge {
 		if d.Kind != KindGateway {
 			return src, fmt.Errorf("only a dashboard gateway has a Herald bridge, not %s", d.Title)
@@ -156,6 +157,9 @@ func (s *Service) start(src Source) error {
 type sources struct {
 	mu     sync.Mutex
 	byName map[string]*sourceEntry
+	// base is each source's server as scheme://host[/path] (see
+	// dashboardOf), to match a dashboard's bridge with its gateway.
+	base map[string]string
 }
 
 type sourceEntry struct {
@@ -288,6 +292,7 @@ func (s *Service) Remove(name string) {
 	s.src.mu.Lock()
 	e, ok := s.src.byName[name]
 	delete(s.src.byName, name)
+	delete(s.src.base, name)
 	s.src.mu.Unlock()
 	if ok {
 		e.cancel()
