@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,5 +114,41 @@ func TestJSONRecordsEscapeC1(t *testing.T) {
 	}
 	if ch, ok := spooftest.Raw(b.String(), true); ok {
 		t.Fatalf("%U raw in %s", ch, b.String())
+	}
+}
+
+// TestWatchStartHostileBody: `herald watch --start` against an API server
+// whose refusal carries OSC 52, clear screen and a CR in its body prints
+// them as markers, end to end through Main.
+func TestWatchStartHostileBody(t *testing.T) {
+	t.Parallel()
+	const hostile = "quota\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\rok: run started"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/health":
+			w.Write([]byte(`{"status": "ok", "platform": "hermes-agent", "version": "0.19.0"}`))
+		case r.URL.Path == "/v1/capabilities":
+			w.Write([]byte(`{"auth": {"type": "bearer", "required": true}, "features": {"run_submission": true, "run_events_sse": true}}`))
+		case r.Method == http.MethodPost && r.URL.Path == "/v1/runs":
+			b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": hostile, "type": "invalid_request_error"}})
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(b)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"watch", "--api", srv.URL, "--api-key", "key-0123456789abcdef", "--start", "hello", "--db", "", "--control", filepath.Join(t.TempDir(), "run", "c.sock")},
+		strings.NewReader(""), &out, &errb)
+	all := out.String() + errb.String()
+	if code == 0 {
+		t.Fatalf("exit 0:\n%s", all)
+	}
+	if r, ok := spooftest.Raw(all, true); ok {
+		t.Fatalf("%U reaches the terminal raw:\n%q", r, all)
+	}
+	if !strings.Contains(errb.String(), "quota␛]52;c;cm0gLXJmIH4=⟦BEL⟧␛[2J⟦CR⟧ok: run started") {
+		t.Fatalf("the body is not shown with markers:\n%s", errb.String())
 	}
 }
