@@ -43,6 +43,20 @@ func (l *noticeLog) of(kind NoticeKind) []SessionNotice {
 	return out
 }
 
+// onePending waits for the inbox to hold exactly one pending request.
+func onePending(t *testing.T, s *Service, ch *changes) approval.Request {
+	t.Helper()
+	var req approval.Request
+	testwait.Until(t, srcGuard, "the approval in the inbox", ch.next, func() bool {
+		p := s.Inbox().Pending()
+		if len(p) == 1 {
+			req = p[0]
+		}
+		return len(p) == 1
+	})
+	return req
+}
+
 // TestBridgeApprovalsGoThroughTheInbox: an approval asked in a Hermes CLI
 // process reaches the inbox through the bridge, with where it was asked,
 // and the inbox's one answer path answers it on the route.
@@ -63,14 +77,7 @@ func TestBridgeApprovalsGoThroughTheInbox(t *testing.T) {
 	}
 	id, answered := f.Ask(bridgetest.Ask{Command: "rm -rf ./build\x1b[2K", Description: "recursive delete",
 		Choices: []string{"once", "deny"}, Origin: bridgetest.Origin{Surface: "cli", SessionKey: "20261203_cli"}})
-	var req approval.Request
-	testwait.Until(t, srcGuard, "the approval in the inbox", ch.next, func() bool {
-		p := s.Inbox().Pending()
-		if len(p) == 1 {
-			req = p[0]
-		}
-		return len(p) == 1
-	})
+	req := onePending(t, s, ch)
 	if req.Gateway != "home-bridge" || req.RequestID != id || req.StoredSession != "20261203_cli" ||
 		strings.Join(req.Choices, ",") != "once,deny" || req.Dialect != approval.DialectServerRequest {
 		t.Fatalf("request %+v", req)
@@ -113,14 +120,7 @@ func TestBridgeAnswerElsewhereEndsTheRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := f.Ask(bridgetest.Ask{Command: "rm -rf ./build"})
-	var req approval.Request
-	testwait.Until(t, srcGuard, "the approval in the inbox", ch.next, func() bool {
-		p := s.Inbox().Pending()
-		if len(p) == 1 {
-			req = p[0]
-		}
-		return len(p) == 1
-	})
+	req := onePending(t, s, ch)
 	f.End(id, "transport_interrupted")
 	testwait.Until(t, srcGuard, "the request ended", ch.next, func() bool {
 		r, _ := s.Inbox().Get(req.Key)

@@ -27,20 +27,26 @@ func newSink() *sink {
 	return &sink{events: make(chan wire.Event, 64), status: make(chan source.Status, 256)}
 }
 
-func (s *sink) event(t *testing.T, kind string) wire.Event {
+// recv returns the first value from ch that keep accepts, within bound.
+func recv[T any](t *testing.T, ch <-chan T, what string, keep func(T) bool) T {
 	t.Helper()
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
 	for {
 		select {
-		case ev := <-s.events:
-			if ev.Kind == kind {
-				return ev
+		case v := <-ch:
+			if keep(v) {
+				return v
 			}
 		case <-timer.C:
-			t.Fatalf("no %s event within %s", kind, bound)
+			t.Fatalf("no %s within %s", what, bound)
 		}
 	}
+}
+
+func (s *sink) event(t *testing.T, kind string) wire.Event {
+	t.Helper()
+	return recv(t, s.events, kind+" event", func(ev wire.Event) bool { return ev.Kind == kind })
 }
 
 func (s *sink) notice(t *testing.T, ended bool) *source.WaitingPayload {
@@ -58,18 +64,7 @@ func (s *sink) notice(t *testing.T, ended bool) *source.WaitingPayload {
 
 func (s *sink) state(t *testing.T, want source.State) source.Status {
 	t.Helper()
-	timer := time.NewTimer(bound)
-	defer timer.Stop()
-	for {
-		select {
-		case st := <-s.status:
-			if st.State == want {
-				return st
-			}
-		case <-timer.C:
-			t.Fatalf("status never became %s within %s", want, bound)
-		}
-	}
+	return recv(t, s.status, "status "+string(want), func(st source.Status) bool { return st.State == want })
 }
 
 func start(t *testing.T, url, token, name string) (*bridge.Client, *sink) {
