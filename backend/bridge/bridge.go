@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herald-desktop/herald/backend/addr"
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
@@ -231,6 +232,9 @@ func New(cfg Config) (*Client, error) {
 	hc := cfg.HTTP
 	if hc == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
+		// Trust by the address dialled: a loopback target stays on
+		// loopback and never goes through a proxy (backend/addr).
+		tr.Proxy, tr.DialContext = addr.Proxy, addr.Dial(tr.DialContext)
 		if cfg.RootCAs != nil {
 			tr.TLSClientConfig = &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}
 		}
