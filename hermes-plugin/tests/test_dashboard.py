@@ -114,6 +114,17 @@ class RealDashboard(unittest.TestCase):
         self.assertEqual(code, 200)
         self.assertEqual(st["status"], "on")
         self.assertEqual(st["protocol"], 1)
+        # Answers are bounded JSON.
+        code, body = http(self.port, "/api/plugins/herald/v1/answer", body={"id": "x" * 5000, "digest": "", "choice": "once"})
+        self.assertEqual(code, 413)
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/api/plugins/herald/v1/answer",
+                                     data=b'{"id":"x","digest":"y","choice":"once"}',
+                                     headers={"X-Hermes-Session-Token": TOKEN, "Content-Type": "text/plain"})
+        with self.assertRaises(urllib.error.HTTPError) as cm:
+            urllib.request.urlopen(req, timeout=10)
+        self.assertEqual(cm.exception.code, 415)
+        code, body = http(self.port, "/api/plugins/herald/v1/answer", body={"id": "f" * 32, "digest": "d", "choice": "once"})
+        self.assertEqual((code, body["status"]), (404, "unknown"))
         sock = os.path.join(self.tmp, "home", "herald", "bridge.sock")
         self.assertEqual(os.stat(sock).st_mode & 0o777, 0o600)
 

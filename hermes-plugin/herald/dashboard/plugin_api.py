@@ -143,6 +143,11 @@ async def answer(request: Request):
     b, err = _broker()
     if err is not None:
         return err
+    # JSON only: a browser cannot send that cross-site without a preflight the dashboard refuses.
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        return JSONResponse(status_code=415, content={"status": "invalid", "detail": "Send the answer as application/json."})
+    if int(request.headers.get("content-length") or 0) > _MAX_BODY:
+        return JSONResponse(status_code=413, content={"status": "invalid", "detail": "The answer is too large."})
     body = await request.body()
     if len(body) > _MAX_BODY:
         return JSONResponse(status_code=413, content={"status": "invalid", "detail": "The answer is too large."})
