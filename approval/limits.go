@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/herald-desktop/herald/backend/wire"
@@ -175,17 +176,11 @@ func (in *Inbox) refusedLocked(ev wire.Event, now time.Time) {
 		Kind: KindApproval, Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession,
 		Command: p.LastCommand, ReceivedAt: ev.ReceivedAt, Dialect: DialectServerRequest, Epoch: ev.Epoch,
 	}
-	switch p.Method {
-	case wire.ApprovalRequest, wire.ClarifyRequest, wire.SudoRequest, wire.SecretRequest:
-		r.Dialect = DialectEvent
+	if strings.HasSuffix(p.Method, ".request") {
+		r.Dialect = DialectEvent // approval.request, clarify.request, ...
 	}
-	switch p.Method {
-	case wire.ClarifyRequest, wire.ClarifyServerRequest:
-		r.Kind = KindClarify
-	case wire.SudoRequest, wire.SudoServerRequest:
-		r.Kind = KindSudo
-	case wire.SecretRequest, wire.SecretServerRequest:
-		r.Kind = KindSecret
+	if k := wire.PromptKind(p.Method); k != "" {
+		r.Kind = Kind(k)
 	}
 	if r.ReceivedAt.IsZero() {
 		r.ReceivedAt = now

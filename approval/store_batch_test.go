@@ -227,3 +227,14 @@ func TestTransportRefusalsShownAsFlood(t *testing.T) {
 		})
 	}
 }
+
+// TestTransportRefusedPromptKind: refused prompts are logged as prompts.
+func TestTransportRefusedPromptKind(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.in.Ingest(event("g1", "s1", wire.Refused, t0, wire.RefusedPayload{Method: wire.SudoServerRequest, Count: 2, Reason: "queue full"}))
+	es, _ := f.store.List(Filter{})
+	if len(es) != 1 || es[0].RequestKind != KindSudo || es[0].Dialect != DialectServerRequest {
+		t.Fatalf("audit %+v", es)
+	}
+}
