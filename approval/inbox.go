@@ -74,6 +74,9 @@ type Change struct {
 	Kind    ChangeKind // what happened
 	At      time.Time  // when it happened
 	Request Request    // a copy, after the change
+	// Refused is how many requests a ChangeRefused stands for: 1, or
+	// more when the gateway's link refused them together.
+	Refused int
 }
 
 // Snapshot is the whole inbox for a UI.

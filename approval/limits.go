@@ -232,7 +232,7 @@ func (in *Inbox) refuseNLocked(r Request, n int, poison bool, why, bound string,
 	}
 	r.State = StateFailed
 	r.Outcome = Outcome{At: now, Error: why}
-	in.out = append(in.out, Change{Kind: ChangeRefused, At: now, Request: r.clone()})
+	in.out = append(in.out, Change{Kind: ChangeRefused, At: now, Request: r.clone(), Refused: n})
 }
 
 // settleFloodsLocked marks floods over once their gateway is below the

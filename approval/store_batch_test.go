@@ -212,6 +212,9 @@ func TestTransportRefusalsShownAsFlood(t *testing.T) {
 			if len(es) != 1 || es[0].Kind != ChangeRefused || !strings.Contains(es[0].Error, "37 requests") || es[0].Command != "rm -rf ./junk" {
 				t.Fatalf("audit %+v", es)
 			}
+			if c := <-f.changes; c.Kind != ChangeRefused || c.Refused != 37 {
+				t.Fatalf("change %s standing for %d, want refused, 37", c.Kind, c.Refused)
+			}
 			for sid, deny := range tt.conflict {
 				f.in.Ingest(legacy("g1", sid, "echo later", t0))
 				var r Request

@@ -21,27 +21,31 @@ func limitLines(r approval.Request) []string {
 
 // printRefused reports approvals refused while a gateway floods Herald:
 // the first one in full, then at 10, 100, 1000, ... so a flood cannot
-// flood the terminal too, yet nothing goes unsaid.
-func printRefused(out *printer, r approval.Request) {
+// flood the terminal too, yet nothing goes unsaid. n is how many requests
+// the refusal stands for.
+func printRefused(out *printer, r approval.Request, n int) {
 	out.mu.Lock()
 	if out.refused == nil {
 		out.refused = map[string]int{}
 	}
-	out.refused[r.Gateway]++
-	n := out.refused[r.Gateway]
+	before := out.refused[r.Gateway]
+	out.refused[r.Gateway] += max(n, 1)
+	after := out.refused[r.Gateway]
 	out.mu.Unlock()
-	switch {
-	case n == 1:
+	if before == 0 {
 		out.line("! %s", approval.VisibleLine(r.Outcome.Error))
 		out.line("  refused: %s", r.CommandFirstLine())
-	case isPowerOf10(n):
-		out.line("! %s: %d approvals refused so far (over Herald's limit of open approvals per gateway); they time out at the gateway and do not run", approval.VisibleLine(r.Gateway), n)
+	}
+	if p := powerOf10Upto(after); p >= 10 && p > before {
+		out.line("! %s: %d approvals refused so far (over Herald's limits for a gateway); they time out at the gateway and do not run", approval.VisibleLine(r.Gateway), after)
 	}
 }
 
-func isPowerOf10(n int) bool {
-	for n >= 10 && n%10 == 0 {
-		n /= 10
+// powerOf10Upto is the largest power of 10 not above n (0 for n < 1).
+func powerOf10Upto(n int) int {
+	p := 0
+	for q := 1; q <= n; q *= 10 {
+		p = q
 	}
-	return n == 1
+	return p
 }

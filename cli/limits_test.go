@@ -23,10 +23,20 @@ func TestLimitsShownInTheTerminal(t *testing.T) {
 	var buf bytes.Buffer
 	out := &printer{w: &buf}
 	for i := range 1000 {
-		printRefused(out, approval.Request{Gateway: "gw", Command: "junk " + strings.Repeat("x", i%3), Outcome: approval.Outcome{Error: "refused: gateway gw already has 256 approvals open"}})
+		printRefused(out, approval.Request{Gateway: "gw", Command: "junk " + strings.Repeat("x", i%3), Outcome: approval.Outcome{Error: "refused: gateway gw already has 256 approvals open"}}, 1)
 	}
 	got := buf.String()
 	if n := strings.Count(got, "\n"); n != 5 || !strings.Contains(got, "refused: junk") || !strings.Contains(got, "1000 approvals refused") {
 		t.Fatalf("%d lines for 1000 refusals:\n%s", n, got)
+	}
+	// Refusals the gateway's link merged count as many: a milestone is
+	// said once it is passed.
+	buf.Reset()
+	for _, n := range []int{7, 5, 100, 3} {
+		printRefused(out, approval.Request{Gateway: "gw2", Command: "junk", Outcome: approval.Outcome{Error: "refused: 7 requests were not taken in"}}, n)
+	}
+	got = buf.String()
+	if n := strings.Count(got, "\n"); n != 4 || !strings.Contains(got, "12 approvals refused") || !strings.Contains(got, "112 approvals refused") {
+		t.Fatalf("%d lines for merged refusals:\n%s", n, got)
 	}
 }

@@ -513,7 +513,7 @@ func printApproval(out *printer, k *keys, c approval.Change) {
 	}
 	switch {
 	case c.Kind == approval.ChangeRefused:
-		printRefused(out, r)
+		printRefused(out, r, c.Refused)
 	case c.Kind == approval.ChangeArrived:
 		k.arrival(r)
 	case c.Kind == approval.ChangeUpdated:
