@@ -157,11 +157,16 @@ package-check: dist
 # As root it installs the .deb and starts Herald from its desktop entry.
 # One retry: a real click can never beat Wails' own Notify call, a test can.
 E2E_ENV := HERALD_E2E_BINARY=$(CURDIR)/$(BIN) HERALD_E2E_NPM_CI=0 $(if $(filter 0,$(shell id -u)),HERALD_E2E_DEB=$(CURDIR)/$(DEB))
-e2e: desktop $(if $(filter 0,$(shell id -u)),deb)
+# E2E_PREBUILT=1 (make test) tests the binaries a step before built
+# instead of building them again.
+e2e: $(if $(E2E_PREBUILT),fresh,desktop) $(if $(filter 0,$(shell id -u)),deb)
 	$(E2E_ENV) ./e2e/run.sh || { echo "e2e: retrying once"; $(E2E_ENV) ./e2e/run.sh; }
 
-# The whole test suite: what CI runs.
-test: deps vet cross unit integration plugin-test ui-test fuzz desktop package-check e2e
+# The whole test suite: what CI runs. Timed steps (scripts/steps.sh prints
+# each one's time and writes build/test-times.txt); "a|b" run at once: the
+# real-server suites mostly wait while the race tests compute.
+test:
+	@./scripts/steps.sh deps "vet|cross" "unit|integration|plugin-test" "ui-test+desktop" fuzz package-check "e2e E2E_PREBUILT=1"
 
 # Every fuzz target for FUZZTIME each (CI: briefly).
 fuzz:
