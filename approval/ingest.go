@@ -25,7 +25,7 @@ func (in *Inbox) Ingest(ev wire.Event) {
 	switch {
 	case ev.Kind == wire.ApprovalRequest, ev.Kind == wire.ApprovalServerRequest, ev.Kind == wire.RequestCancel, ev.Kind == wire.Resync, ev.Kind == wire.ToolComplete, ev.Kind == wire.MessageComplete:
 	case ev.IsPrompt(), ev.IsPromptExpire(), ev.Kind == wire.Refused:
-	case runEnds[ev.Kind]:
+	case wire.IsRunEnd(ev.Kind):
 	default:
 		return
 	}
@@ -49,7 +49,7 @@ func (in *Inbox) Ingest(ev wire.Event) {
 			in.refusedLocked(ev, now)
 		case wire.ToolComplete:
 			in.toolCompleteLocked(ev, now)
-		case "run.completed", "run.failed", "run.cancelled", "run.interrupted":
+		case wire.RunCompleted, wire.RunFailed, wire.RunCancelled, wire.RunInterrupted:
 			in.runEndLocked(ev, now)
 		case wire.MessageComplete:
 			if cp, ok := ev.Data.(*wire.CompletePayload); ok && cp.Status == "interrupted" {

@@ -8,10 +8,9 @@ import (
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
-// Terminal run events of Hermes' API server (see backend/apiserver). Its
-// tool.completed carries no "BLOCKED: ..." text, so a run's end is what
-// settles an approval Herald did not answer.
-var runEnds = map[string]bool{"run.completed": true, "run.failed": true, "run.cancelled": true, "run.interrupted": true}
+// A run's end (wire.IsRunEnd: the API server's terminal run events) is
+// what settles an approval Herald did not answer there: its
+// tool.completed carries no "BLOCKED: ..." text.
 
 // runEndLocked ends the run's requests still waiting when the run ends:
 // the run went on without Herald's answer. A guard message in the output

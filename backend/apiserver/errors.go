@@ -91,7 +91,7 @@ func (e *APIError) Error() string {
 // Is matches the sentinel errors by status.
 func (e *APIError) Is(target error) bool {
 	switch target {
-	case ErrUnauthorized:
+	case ErrUnauthorized, source.ErrUnauthorized:
 		return e.Status == http.StatusUnauthorized
 	case ErrForbidden:
 		return e.Status == http.StatusForbidden

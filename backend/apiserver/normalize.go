@@ -14,14 +14,12 @@ import (
 // Event kinds of the API server that the wire package has no name for.
 // They keep the server's own names.
 const (
-	// RunCompleted, RunFailed and RunCancelled end a run; Data is a
-	// *RunOutcomePayload.
-	RunCompleted = "run.completed"
-	RunFailed    = "run.failed"
-	RunCancelled = "run.cancelled"
-	// RunInterrupted is the terminal state newer servers report for a run
-	// whose gateway restarted before it settled.
-	RunInterrupted = "run.interrupted"
+	// RunCompleted, RunFailed, RunCancelled and RunInterrupted end a run
+	// (wire's run ends); Data is a *RunOutcomePayload.
+	RunCompleted   = wire.RunCompleted
+	RunFailed      = wire.RunFailed
+	RunCancelled   = wire.RunCancelled
+	RunInterrupted = wire.RunInterrupted
 	// ApprovalResponded confirms an approval answer; Data is an
 	// *ApprovalRespondedPayload.
 	ApprovalResponded = "approval.responded"
@@ -46,6 +44,15 @@ type RunOutcomePayload struct {
 	// Synthesized is set when Herald built the event from the polled run
 	// status because the live stream was lost.
 	Synthesized bool `json:"synthesized,omitempty"`
+}
+
+// Outcome is the run's status and its answer, or why it failed
+// (wire.RunOutcome).
+func (p *RunOutcomePayload) Outcome() (status, text string) {
+	if p.Output != "" {
+		return p.Status, p.Output
+	}
+	return p.Status, p.Error
 }
 
 // ApprovalRespondedPayload is the Data of approval.responded.
