@@ -11,12 +11,13 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/clock"
-	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -468,21 +469,21 @@ func (a *App) updateSettings(fn func(*Settings)) error {
 	return a.d.Settings.Save(st)
 }
 
-// ProbeGateway asks GET /api/status which sign-in a gateway wants.
+// ProbeGateway asks a gateway (the default transport) which sign-in it
+// wants, as its driver detects it.
 func (a *App) ProbeGateway(url string) ProbeResult {
-	c, err := gateway.New(gateway.Config{URL: url})
+	d, err := source.Lookup("")
+	if err == nil && d.Detect == nil {
+		err = fmt.Errorf("a %s cannot say which sign-in it wants: pick one", strings.ToLower(d.Title))
+	}
 	if err != nil {
 		return ProbeResult{Error: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
 	defer cancel()
-	info, err := c.Probe(ctx)
+	info, err := d.Detect(ctx, source.Config{URL: url})
 	if err != nil {
 		return ProbeResult{Error: err.Error()}
 	}
-	r := ProbeResult{Reachable: true, AuthRequired: info.AuthRequired, Version: info.Version, SuggestedAuth: "token"}
-	if info.AuthRequired {
-		r.SuggestedAuth = "password"
-	}
-	return r
+	return ProbeResult{Reachable: true, AuthRequired: info.AuthRequired, Version: info.Version, SuggestedAuth: info.Auth}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
-	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 	"github.com/herald-desktop/herald/service"
@@ -305,13 +304,7 @@ func cmdAsk(e *env, args []string) error {
 	}
 }
 
-func turnEnd(ev wire.Event) bool {
-	switch ev.Kind {
-	case wire.MessageComplete, apiserver.RunCompleted, apiserver.RunFailed, apiserver.RunCancelled, apiserver.RunInterrupted:
-		return true
-	}
-	return false
-}
+func turnEnd(ev wire.Event) bool { return wire.IsTurnEnd(ev.Kind) }
 
 func printAsk(out *printer, r service.AskResult) error {
 	if out.json {
@@ -342,12 +335,9 @@ func printEnd(out *printer, ev wire.Event) {
 	case *wire.CompletePayload:
 		out.line("turn %s:", approval.VisibleLine(d.Status))
 		out.line("%s", approval.Visible(d.Text))
-	case *apiserver.RunOutcomePayload:
-		out.line("run %s:", approval.VisibleLine(d.Status))
-		text := d.Output
-		if text == "" {
-			text = d.Error
-		}
+	case wire.RunOutcome:
+		status, text := d.Outcome()
+		out.line("run %s:", approval.VisibleLine(status))
 		out.line("%s", approval.Visible(text))
 	default:
 		out.line("%s", approval.VisibleLine(ev.Kind))

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
-	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
@@ -130,7 +129,7 @@ func refusal(s source.Status) error {
 
 // startFailed is the one line watch exits with when --start failed.
 func startFailed(name string, err error) error {
-	if errors.Is(err, apiserver.ErrUnauthorized) {
+	if errors.Is(err, source.ErrUnauthorized) {
 		return refusal(source.Status{Gateway: name, Kind: string(service.KindAPIServer), State: source.StateAuthFailed})
 	}
 	if msg := err.Error(); !strings.HasPrefix(msg, "starting the run failed") {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/approval/surface"
-	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
@@ -267,7 +266,8 @@ func cmdWatch(e *env, args []string) error {
 		}
 	}
 	if len(gws) == 0 && len(apis) == 0 {
-		gws = multi{"http://127.0.0.1:" + gateway.DefaultPort}
+		d, _ := source.Lookup("") // the default transport, at its default address
+		gws = multi{d.DefaultURL}
 	}
 	// Every gateway and API server goes through the same Source.
 	var configs []service.SourceConfig

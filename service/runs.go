@@ -398,7 +398,7 @@ func endsTurn(ev wire.Event) bool {
 		return false
 	}
 	switch ev.Kind {
-	case wire.MessageComplete, apiserver.RunCompleted, apiserver.RunFailed, apiserver.RunCancelled, apiserver.RunInterrupted:
+	case wire.MessageComplete, wire.RunCompleted, wire.RunFailed, wire.RunCancelled, wire.RunInterrupted:
 		return true
 	case apiserver.RunStatusChanged:
 		rs, ok := ev.Data.(*apiserver.RunStatus)

@@ -303,7 +303,7 @@ func (s *Service) updateView(ev wire.Event) {
 		// A new turn: the last one's end ("complete", "interrupted") is
 		// no status of this one.
 		v.Running, v.LastText, v.Status = true, "", ""
-	case "run.completed", "run.failed", "run.cancelled", "run.interrupted":
+	case wire.RunCompleted, wire.RunFailed, wire.RunCancelled, wire.RunInterrupted:
 		v.Running, v.Tool = false, ""
 		v.Status = strings.TrimPrefix(ev.Kind, "run.")
 	}

@@ -29,6 +29,21 @@ func init() {
 			return NewSource(gc, h.OnProblem)
 		},
 		Check: check,
+		Detect: func(ctx context.Context, cfg source.Config) (source.Detected, error) {
+			c, err := New(Config{URL: cfg.URL, RootCAs: cfg.RootCAs})
+			if err != nil {
+				return source.Detected{}, err
+			}
+			info, err := c.Probe(ctx)
+			if err != nil {
+				return source.Detected{}, err
+			}
+			d := source.Detected{Version: info.Version, AuthRequired: info.AuthRequired, Auth: "token"}
+			if info.AuthRequired {
+				d.Auth = "password"
+			}
+			return d, nil
+		},
 	})
 }
 

@@ -38,6 +38,17 @@ type Driver struct {
 	// Check tries the server once, end to end, with cfg's credentials,
 	// for the window's Test button.
 	Check func(context.Context, Config) CheckResult
+	// Detect, when set, asks the server which sign-in it wants, without
+	// credentials (the window's "Detect sign-in").
+	Detect func(context.Context, Config) (Detected, error)
+}
+
+// Detected is what a server said about itself before signing in.
+type Detected struct {
+	Version      string
+	AuthRequired bool
+	// Auth is the AuthMode.Name to suggest.
+	Auth string
 }
 
 // AuthMode is one way of signing in to a transport.

@@ -20,6 +20,7 @@ package source
 
 import (
 	"context"
+	"errors"
 )
 
 // Kind names a transport ("ws", "api"), as settings and flags spell it.
@@ -55,6 +56,11 @@ type Source interface {
 	// RespondServerRequest answers a server request by its id.
 	RespondServerRequest(ctx context.Context, requestID, choice string) error
 }
+
+// ErrUnauthorized is what a transport's refused-credentials errors match
+// (errors.Is), so surfaces can say how to sign in without naming the
+// transport.
+var ErrUnauthorized = errors.New("the server refused Herald's credentials")
 
 // RunStarter is a Source that can start runs.
 type RunStarter interface {
