@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -371,5 +372,48 @@ func TestDriverOpensAndChecks(t *testing.T) {
 	src, err := d.Open(source.Config{Name: "b", URL: srv.URL, Secrets: map[string]string{"token": "tok"}}, source.Hooks{})
 	if err != nil || src.Kind() != bridge.Kind || src.Name() != "b" {
 		t.Fatalf("open: %v %v", src, err)
+	}
+}
+
+// TestLostLinkKeepsRequests: while the route cannot be reached, what it
+// showed stays (the plugin still waits for a request a Herald took); the
+// first poll after reconnecting settles what ended meanwhile.
+func TestLostLinkKeepsRequests(t *testing.T) {
+	t.Parallel()
+	f := bridgetest.New("tok")
+	var down atomic.Bool
+	url := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "bad gateway", http.StatusBadGateway)
+			return
+		}
+		f.ServeHTTP(w, r)
+	}))
+	c, s := start(t, url, "tok", "lossy")
+	s.state(t, source.StateConnected)
+	id, _ := f.Ask(bridgetest.Ask{Command: "rm -rf build"})
+	s.event(t, wire.ApprovalServerRequest)
+	down.Store(true)
+	f.Notice("ls", bridgetest.Origin{}) // ends a poll in flight; the next one fails
+	s.state(t, source.StateReconnecting)
+	if err := c.RespondServerRequest(context.Background(), id, "once"); err == nil {
+		t.Fatal("an answer went through a route that is down")
+	}
+	for drained := false; !drained; {
+		select {
+		case ev := <-s.events:
+			if ev.Kind == wire.RequestCancel {
+				t.Fatalf("the lost link withdrew a request: %+v", ev)
+			}
+		default:
+			drained = true
+		}
+	}
+	f.End(id, "expired")
+	down.Store(false)
+	c.ReconnectNow()
+	ev := s.event(t, wire.RequestCancel)
+	if cp, _ := ev.Data.(*wire.CancelPayload); cp == nil || ev.RequestID != id || cp.Reason != "timeout" {
+		t.Fatalf("after reconnecting: %+v", ev)
 	}
 }
