@@ -22,11 +22,18 @@ cp -a "$GOROOT_HOST" "$ROOT/usr/local/go"
 mkdir -p "$ROOT/src"
 git clone -q "$SRC" "$ROOT/src/herald"
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# This machine's own certificate authorities (a TLS proxy's, say), so the
+# chroot reaches the registries the way the machine does.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$ROOT/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
+fi
 mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
 trap 'umount "$ROOT/proc" 2>/dev/null || true' EXIT
 chroot "$ROOT" /usr/bin/env -i HOME=/root PATH=/usr/local/go/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   bash -c 'set -e
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends make >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends make ca-certificates >/dev/null
+    update-ca-certificates >/dev/null
     cd /src/herald
     echo "== node before: $(command -v node || echo none)"
     make deps build
