@@ -139,6 +139,7 @@ func (a *App) Start() error {
 	a.settings = st
 	a.mu.Unlock()
 	a.notify.setPaused(st.PauseNotifications)
+	a.notify.setRuns(st.NotifyRunFinished)
 	a.notice.setPaused(st.PauseNotifications)
 	for _, g := range st.Gateways {
 		if err := a.connect(g); err != nil {
@@ -348,6 +349,7 @@ func (a *App) Snapshot() Snapshot {
 		Autostart:           auto,
 		TrayMissing:         trayMissing,
 		QuitWithoutTray:     st.QuitWithoutTray,
+		NotifyRunFinished:   st.NotifyRunFinished,
 		Warnings:            warnings,
 		AuditError:          v.AuditError,
 		// The window reads these as arrays: never send null.
@@ -418,6 +420,15 @@ func (a *App) SetPauseNotifications(p bool) error {
 	a.notify.setPaused(p)
 	a.notice.setPaused(p)
 	err := a.updateSettings(func(s *Settings) { s.PauseNotifications = p })
+	a.batch.Poke()
+	return err
+}
+
+// SetNotifyRunFinished turns the notification for every finished turn
+// on or off (off by default).
+func (a *App) SetNotifyRunFinished(on bool) error {
+	a.notify.setRuns(on)
+	err := a.updateSettings(func(s *Settings) { s.NotifyRunFinished = on })
 	a.batch.Poke()
 	return err
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +23,10 @@ type notifier struct {
 	shown    map[string]bool      // approval keys with a notification up
 	lastRun  map[string]time.Time // session -> last run notification
 	paused   bool
+	// runs: a notification for each finished turn (off by default: the
+	// window and the tray show runs; a notification is for what needs
+	// the user).
+	runs bool
 }
 
 // runThrottle is the minimum gap between run notifications of a session.
@@ -51,6 +56,12 @@ func (n *notifier) attach(p Platform) {
 func (n *notifier) setPaused(p bool) {
 	n.mu.Lock()
 	n.paused = p
+	n.mu.Unlock()
+}
+
+func (n *notifier) setRuns(on bool) {
+	n.mu.Lock()
+	n.runs = on
 	n.mu.Unlock()
 }
 
@@ -89,7 +100,7 @@ func (n *notifier) event(ev wire.Event) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.platform == nil || n.paused {
+	if n.platform == nil || n.paused || !n.runs {
 		return
 	}
 	k := ev.Gateway + "/" + ev.Session
@@ -105,7 +116,9 @@ func (n *notifier) event(ev wire.Event) {
 	case "interrupted":
 		title = "Run interrupted"
 	}
-	n.notify(n.platform, Notification{ID: "run:" + k, Title: title + " on " + approval.VisibleLine(ev.Gateway), Body: runText(cp.Text)})
+	// One readable line: the answer's first line, not its whole text
+	// with every newline and marker in it.
+	n.notify(n.platform, Notification{ID: "run:" + k, Title: title + " on " + approval.VisibleLine(ev.Gateway), Body: runText(firstLine(cp.Text))})
 }
 
 // floodThrottle is the minimum gap between flood notifications of a
@@ -125,4 +138,14 @@ func (n *notifier) flood(p Platform, r approval.Request) {
 	gw, _ := approval.Truncate(approval.VisibleLine(r.Gateway), notifyTitleMax)
 	body, _ := approval.Truncate(approval.VisibleLine(r.Outcome.Error), 300)
 	n.notify(p, Notification{ID: k, Title: "Gateway " + gw + " is flooding Herald", Body: body, Urgency: UrgencyCritical})
+}
+
+// firstLine is the first line of s with text on it.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
 }

@@ -1,6 +1,13 @@
 package app
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/wire"
+)
 
 // TestNoTrayHost: without a tray host the window is told (tray_missing)
 // and closing it quits Herald only when the user chose so (saved in the
@@ -27,5 +34,30 @@ func TestNoTrayHost(t *testing.T) {
 	a.TrayHostChanged(true)
 	if s := a.Snapshot(); s.TrayMissing || a.TrayAbsentQuits() {
 		t.Fatalf("a tray host appeared: tray_missing %v, quits %v", s.TrayMissing, a.TrayAbsentQuits())
+	}
+}
+
+// TestRunFinishedNotificationIsOptIn: a finished turn raises no
+// notification unless the user turned them on; then one, with the
+// answer's first line only (no page of text with markers).
+func TestRunFinishedNotificationIsOptIn(t *testing.T) {
+	t.Parallel()
+	n := newNotifier(clock.NewFake(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)), nil)
+	p := newFakePlatform()
+	n.attach(p)
+	done := func(session string) wire.Event {
+		ev := wire.Event{Gateway: "lab", Session: session, Kind: wire.MessageComplete}
+		ev.Payload, _ = json.Marshal(map[string]any{"status": "complete", "text": "\nAll 12 tests pass.\nguard={\"x\":1}\nmore"})
+		ev.DecodeData()
+		return ev
+	}
+	n.event(done("s1"))
+	if len(p.notified) != 0 {
+		t.Fatalf("a finished turn notified with the setting off: %+v", p.notified)
+	}
+	n.setRuns(true)
+	n.event(done("s2"))
+	if len(p.notified) != 1 || p.notified[0].Body != "All 12 tests pass." {
+		t.Fatalf("notifications %+v, want one saying %q", p.notified, "All 12 tests pass.")
 	}
 }

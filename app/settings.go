@@ -41,6 +41,9 @@ type Settings struct {
 	// PauseNotifications silences notifications (approvals still show in
 	// the tray and window).
 	PauseNotifications bool `json:"pause_notifications"`
+	// NotifyRunFinished shows a notification for every finished turn
+	// (default off).
+	NotifyRunFinished bool `json:"notify_run_finished,omitempty"`
 	// ApprovalTimeoutSeconds is the gateways' approval timeout when they
 	// do not say (Hermes' default: 300).
 	ApprovalTimeoutSeconds int `json:"approval_timeout_seconds"`

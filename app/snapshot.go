@@ -23,10 +23,12 @@ type Snapshot struct {
 	Autostart           bool              `json:"autostart"`
 	// TrayMissing: no tray host on this desktop (see TrayHostChanged);
 	// QuitWithoutTray is what closing the window then does.
-	TrayMissing     bool     `json:"tray_missing"`
-	QuitWithoutTray bool     `json:"quit_without_tray"`
-	Warnings        []string `json:"warnings,omitempty"`
-	AuditError      string   `json:"audit_error,omitempty"`
+	TrayMissing     bool `json:"tray_missing"`
+	QuitWithoutTray bool `json:"quit_without_tray"`
+	// NotifyRunFinished: a notification for every finished turn.
+	NotifyRunFinished bool     `json:"notify_run_finished"`
+	Warnings          []string `json:"warnings,omitempty"`
+	AuditError        string   `json:"audit_error,omitempty"`
 }
 
 // GatewayView is one gateway's connection.

@@ -123,6 +123,8 @@ export interface Snapshot {
   // No tray host on this desktop, and what closing the window then does.
   tray_missing?: boolean;
   quit_without_tray?: boolean;
+  // A notification for every finished turn (off by default).
+  notify_run_finished?: boolean;
   now: string;
   /** Problems to show (notifications off, no tray, a gateway's setup). */
   warnings?: string[];

@@ -52,6 +52,8 @@ export function SetAutostart(arg1:boolean):Promise<void>;
 
 export function SetFollowPolicy(arg1:string,arg2:string):Promise<void>;
 
+export function SetNotifyRunFinished(arg1:boolean):Promise<void>;
+
 export function SetPauseNotifications(arg1:boolean):Promise<void>;
 
 export function SetQuitWithoutTray(arg1:boolean):Promise<void>;

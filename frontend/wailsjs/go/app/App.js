@@ -98,6 +98,10 @@ export function SetFollowPolicy(arg1, arg2) {
   return window['go']['app']['App']['SetFollowPolicy'](arg1, arg2);
 }
 
+export function SetNotifyRunFinished(arg1) {
+  return window['go']['app']['App']['SetNotifyRunFinished'](arg1);
+}
+
 export function SetPauseNotifications(arg1) {
   return window['go']['app']['App']['SetPauseNotifications'](arg1);
 }
