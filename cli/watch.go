@@ -484,7 +484,10 @@ func printEvent(out *printer, ev wire.Event) {
 	case *wire.ResyncPayload:
 		out.line("  %s ⚠ events may have been missed (%s)", where, v(d.Reason))
 	default:
-		if strings.HasPrefix(ev.Kind, "run.") {
+		switch {
+		case ev.Kind == wire.SessionGone:
+			out.line("  %s ○ gone from the gateway (it restarted): no longer following it", where)
+		case strings.HasPrefix(ev.Kind, "run."):
 			out.line("  %s ● %s", where, v(ev.Kind))
 		}
 	}

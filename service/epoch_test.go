@@ -56,11 +56,20 @@ func TestRestartedGatewayRelistsAreNewRequests(t *testing.T) {
 	}
 	testwait.Until(t, 20*time.Second, "the first request", ch.next, func() bool { _, ok := find(s, "ls ./old"); return ok })
 	oldEpoch := c.Status().Epoch
+	stored := c.Sessions()[0].StoredID
 	srv.Restart()
+	// The session died with the old process: Herald does not resume it by
+	// itself (that would build an agent for it); following it again does.
 	testwait.Until(t, 20*time.Second, "reconnected under the new epoch", ch.next, func() bool {
 		st := c.Status()
-		return st.State == gateway.StateConnected && st.Epoch != oldEpoch && len(c.Sessions()) == 1 && c.Sessions()[0].ID != live
+		return st.State == gateway.StateConnected && st.Epoch != oldEpoch && len(c.Sessions()) == 0
 	})
+	if _, err := c.AttachSession(context.Background(), stored); err != nil {
+		t.Fatal(err)
+	}
+	if ss := c.Sessions(); len(ss) != 1 || ss[0].ID == live {
+		t.Fatalf("sessions after following again: %+v (old id %s)", ss, live)
+	}
 	testwait.Until(t, 20*time.Second, "the old request withdrawn", ch.next, func() bool {
 		r, _ := find(s, "ls ./old")
 		return r.State == approval.StateCancelled

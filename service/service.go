@@ -255,6 +255,13 @@ func (s *Service) updateView(ev wire.Event) {
 	defer s.mu.Unlock()
 	k := ev.Gateway + "/" + ev.Session
 	v := s.sessions[k]
+	if ev.Kind == wire.SessionGone {
+		if v != nil {
+			delete(s.sessions, k)
+			s.sessionCount[ev.Gateway]--
+		}
+		return
+	}
 	if v == nil {
 		s.makeRoomLocked(ev.Gateway)
 		v = &SessionView{Gateway: ev.Gateway, ID: ev.Session}

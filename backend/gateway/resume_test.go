@@ -98,6 +98,11 @@ func TestLegacyReconnectSaysEventsMayBeMissed(t *testing.T) {
 // TestRestartWithNewEpoch: a gateway restart resets seq numbering; the
 // client must notice the new epoch, reset its watermark and keep
 // delivering (a stale watermark would silently drop every new event).
+// Of the followed sessions it resumes only those the restarted gateway
+// lists live (here one another client resumed meanwhile); the others
+// died with the old process and are dropped with a SessionGone event,
+// not resumed (each resume builds an agent on the server), and the
+// resumed one's old runtime id is reported gone too.
 func TestRestartWithNewEpoch(t *testing.T) {
 	t.Parallel()
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
@@ -105,27 +110,52 @@ func TestRestartWithNewEpoch(t *testing.T) {
 	h := start(t, srv, nil)
 	h.rec.waitState(t, StateConnected)
 	ref := h.session(t)
+	dead := h.session(t)
 	for i := 0; i < 20; i++ {
 		srv.Emit(ref.ID, wire.MessageDelta, map[string]any{"text": "old" + strconv.Itoa(i)})
 	}
 	h.rec.waitFor(t, "old deltas", func([]wire.Event, []Status) bool { return len(deltas(h)) == 20 })
 	oldEpoch := h.client.Status().Epoch
+	h.manual.Store(true)
+	srv.SetFaults(hermestest.Faults{RejectUpgrade: 503})
 	m := h.rec.mark()
 	srv.Restart()
+	retry := h.rec.waitStateAfter(t, m, StateReconnecting)
+	peer := srv.NewPeer()
+	defer peer.Close()
+	if err := peer.Resume(ref.StoredID); err != nil {
+		t.Fatal(err)
+	}
+	resumes := count(srv.Methods(), "session.resume")
+	srv.SetFaults(hermestest.Faults{})
+	h.clk.Advance(retry.NextRetry.Sub(h.clk.Now()))
 	h.rec.waitReconnected(t, m)
+	h.manual.Store(false)
 	st := h.client.Status()
 	if st.Epoch == oldEpoch || st.Epoch != srv.Epoch() {
 		t.Fatalf("epoch %q after restart, want the new %q", st.Epoch, srv.Epoch())
 	}
-	h.rec.waitKind(t, wire.Resync, 2)
+	h.rec.waitKind(t, wire.Resync, 1)
 	got := resyncReasons(h)
 	if !strings.Contains(strings.Join(got, ","), "epoch") {
 		t.Fatalf("resync reasons %v, want epoch", got)
 	}
-	// The cold resume gave the session a new runtime id.
+	if n := count(srv.Methods(), "session.resume") - resumes; n != 1 {
+		t.Fatalf("Herald resumed %d sessions after the restart, want 1 (the live one)", n)
+	}
+	// The cold resume gave the live session a new runtime id; the dead
+	// one is no longer followed.
 	refs := h.client.Sessions()
 	if len(refs) != 1 || refs[0].StoredID != ref.StoredID || refs[0].ID == ref.ID {
-		t.Fatalf("sessions after restart = %+v, want stored %s under a new id", refs, ref.StoredID)
+		t.Fatalf("sessions after restart = %+v, want only stored %s under a new id", refs, ref.StoredID)
+	}
+	h.rec.waitKind(t, wire.SessionGone, 2)
+	gone := map[string]bool{}
+	for _, e := range kinds(h, wire.SessionGone) {
+		gone[e.Session] = true
+	}
+	if !gone[dead.ID] || !gone[ref.ID] || len(gone) != 2 {
+		t.Fatalf("sessions reported gone %v, want the dead %s and the old id %s", gone, dead.ID, ref.ID)
 	}
 	for i := 0; i < 5; i++ {
 		srv.Emit(refs[0].ID, wire.MessageDelta, map[string]any{"text": "new" + strconv.Itoa(i)})

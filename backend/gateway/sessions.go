@@ -438,6 +438,9 @@ func (c *Client) resync(ctx context.Context, cn *conn, reconnect bool) {
 	epochChanged := c.epochChanged
 	c.mu.Unlock()
 	sort.Slice(list, func(i, j int) bool { return list[i].live < list[j].live })
+	if epochChanged {
+		list = c.keepLive(ctx, cn, list)
+	}
 
 	missed := ""
 	for _, s := range list {
@@ -454,6 +457,51 @@ func (c *Client) resync(ctx context.Context, cn *conn, reconnect bool) {
 			st.MissedReason = ""
 		}
 	})
+}
+
+// keepLive is the part of list the restarted gateway still lists live
+// (session.active_list, by runtime id or stored key). The others died
+// with the old process: resuming them would build an agent for each on
+// the server, so Herald stops following them and says so with a
+// SessionGone event. Where the gateway cannot list, every one is kept.
+func (c *Client) keepLive(ctx context.Context, cn *conn, list []*session) []*session {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	raw, err := cn.call(cctx, "session.active_list", map[string]any{})
+	var r struct {
+		Sessions []activeRow `json:"sessions"`
+	}
+	if err != nil || json.Unmarshal(raw, &r) != nil {
+		return list
+	}
+	live := map[string]bool{}
+	for _, row := range r.Sessions {
+		if row.ID != "" {
+			live["id:"+row.ID] = true
+		}
+		if row.Key != "" {
+			live["key:"+row.Key] = true
+		}
+	}
+	kept := list[:0]
+	now := c.clk.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range list {
+		if live["id:"+s.live] || (s.stored != "" && live["key:"+s.stored]) {
+			kept = append(kept, s)
+			continue
+		}
+		c.log.Info("a followed session did not survive the gateway's restart; no longer following it", "session", s.live, "stored", s.stored)
+		delete(c.sessions, s.live)
+		s.replaying = false
+		c.out.Push(wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: wire.SessionGone, ReceivedAt: now})
+		for _, ev := range s.parked {
+			c.out.Push(ev)
+		}
+		s.parked = nil
+	}
+	return kept
 }
 
 // resyncSession re-attaches one session and replays what it missed. It
@@ -538,8 +586,10 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 		}
 		_ = json.Unmarshal(raw, &r)
 		if r.SessionID != "" && r.SessionID != s.live {
-			// Cold resume: a new runtime id with a new seq ring.
+			// Cold resume: a new runtime id with a new seq ring. The old
+			// id is gone: views drop its row (the new id makes its own).
 			c.mu.Lock()
+			c.out.Push(wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: wire.SessionGone, ReceivedAt: c.clk.Now()})
 			delete(c.sessions, s.live)
 			s.live = r.SessionID
 			s.watermark = 0

@@ -41,6 +41,11 @@ const (
 	// (replay truncated, epoch changed, or no replay on this gateway) and
 	// that state should be refetched rather than trusted.
 	Resync = "herald.resync"
+
+	// SessionGone tells consumers that a followed session no longer
+	// exists on its gateway (the gateway restarted and does not list it
+	// live): Herald stopped following it, and views drop it.
+	SessionGone = "herald.session_gone"
 )
 
 // Event is Herald's normalized event: one for every gateway event,
