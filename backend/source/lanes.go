@@ -43,6 +43,20 @@ func (e *EventQueue) Len() int { return e.q.len() }
 // Close lets Pop drain what is queued, then report false.
 func (e *EventQueue) Close() { e.q.close() }
 
+// RefusedQueued is how many requests the queued wire.Refused events stand
+// for so far.
+func (e *EventQueue) RefusedQueued() int {
+	e.q.mu.Lock()
+	defer e.q.mu.Unlock()
+	n := 0
+	for _, m := range e.q.marks {
+		if p, ok := m.(*wire.RefusedPayload); ok {
+			n += p.Count
+		}
+	}
+	return n
+}
+
 // UrgentLen is the number of queued approvals, prompts and cancellations.
 func (e *EventQueue) UrgentLen() int {
 	e.q.mu.Lock()
