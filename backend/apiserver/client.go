@@ -176,7 +176,7 @@ func New(cfg Config) (*Client, error) {
 		runs: map[string]*runState{},
 		wake: make(chan struct{}),
 	}
-	c.status = Status{Gateway: name, State: StateIdle}
+	c.status = Status{Status: source.Status{Gateway: name, Kind: string(Kind), State: StateIdle}}
 	if cfg.HTTPClient != nil {
 		c.http = cfg.HTTPClient
 	} else {

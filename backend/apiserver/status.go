@@ -39,31 +39,16 @@ const (
 	ModeDone = "done"
 )
 
-// Status is a snapshot of one API server's client, for people and UIs.
+// Status is a snapshot of one API server's client, for people and UIs:
+// the contract's status (Gateway is the client's Config.Name, Version
+// what /health reported; MayHaveMissedEvents is set while a listed run
+// lost its live stream without a way to resume it, so its events since
+// are known only through polled status), what the server supports, and
+// the followed runs.
 type Status struct {
-	// Gateway is the client's Config.Name.
-	Gateway string `json:"gateway"`
-	// State is the connection state.
-	State State `json:"state"`
-	// Err says, for people, why the client is not connected.
-	Err string `json:"error,omitempty"`
-	// Attempt counts consecutive failed attempts; NextRetry is when the
-	// current wait ends; ConnectedAt is when the server last answered a
-	// probe.
-	Attempt     int       `json:"attempt"`
-	NextRetry   time.Time `json:"next_retry,omitzero"`
-	ConnectedAt time.Time `json:"connected_at,omitzero"`
-	// Version is the Hermes version /health reported.
-	Version string `json:"version,omitempty"`
+	source.Status
 	// Features is what /v1/capabilities advertised.
 	Features FeatureStatus `json:"features"`
-	// MayHaveMissedEvents is set while any listed run (see Forget) lost
-	// its live stream without a way to resume it: its events since then
-	// are known only through polled status, and views of it may be
-	// incomplete.
-	MayHaveMissedEvents bool `json:"may_have_missed_events"`
-	// MissedReason says why, for people.
-	MissedReason string `json:"missed_reason,omitempty"`
 	// Runs lists the followed runs, sorted by id.
 	Runs []RunInfo `json:"runs,omitempty"`
 }
@@ -71,12 +56,9 @@ type Status struct {
 // Source presents the status in the contract's terms, so every surface
 // shows API servers and gateways side by side.
 func (st Status) Source() source.Status {
-	return source.Status{
-		Gateway: st.Gateway, Kind: string(Kind), State: st.State, Err: st.Err, Attempt: st.Attempt, NextRetry: st.NextRetry,
-		ConnectedAt: st.ConnectedAt, Version: st.Version,
-		MayHaveMissedEvents: st.MayHaveMissedEvents, MissedReason: st.MissedReason,
-		Sessions: len(st.Runs),
-	}
+	s := st.Status
+	s.Kind, s.Sessions = string(Kind), len(st.Runs)
+	return s
 }
 
 // FeatureStatus is what /v1/capabilities said (all false when unknown).

@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -62,23 +61,6 @@ const (
 	maxTitleLen     = 200
 	maxPreviewLen   = 400
 	maxIDLen        = 200
-)
-
-// Session ownership events, live statuses and listings are the
-// contract's (package source), so every transport lists the same way.
-const (
-	EventElsewhere = source.EventElsewhere
-	EventFollowed  = source.EventFollowed
-	LiveIdle       = source.LiveIdle
-	LiveWorking    = source.LiveWorking
-	LiveWaiting    = source.LiveWaiting
-	LiveStarting   = source.LiveStarting
-)
-
-type (
-	LiveSession      = source.LiveSession
-	Discovery        = source.Discovery
-	ElsewherePayload = source.ElsewherePayload
 )
 
 // activeRow is one session.active_list row on the wire.

@@ -5,16 +5,19 @@ import "github.com/herald-desktop/herald/backend/source"
 // Kind is the transport's name in settings, flags and Status.Kind.
 const Kind source.Kind = "ws"
 
-// The channel's state and status are the contract's (package source);
-// these names remain for callers that still spell them gateway.X.
+// The channel's state and status, session ownership events, live
+// statuses and listings are the contract's (package source); the client
+// speaks of them by these names.
 type (
-	State         = source.State
-	Status        = source.Status
-	FeatureStatus = source.FeatureStatus
-	Backoff       = source.Backoff
+	State            = source.State
+	Status           = source.Status
+	FeatureStatus    = source.FeatureStatus
+	Backoff          = source.Backoff
+	LiveSession      = source.LiveSession
+	Discovery        = source.Discovery
+	ElsewherePayload = source.ElsewherePayload
 )
 
-// States a client moves through.
 const (
 	StateIdle         = source.StateIdle
 	StateConnecting   = source.StateConnecting
@@ -24,6 +27,12 @@ const (
 	StateAuthFailed   = source.StateAuthFailed
 	StateConfigError  = source.StateConfigError
 	StateStopped      = source.StateStopped
+	EventElsewhere    = source.EventElsewhere
+	EventFollowed     = source.EventFollowed
+	LiveIdle          = source.LiveIdle
+	LiveWorking       = source.LiveWorking
+	LiveWaiting       = source.LiveWaiting
+	LiveStarting      = source.LiveStarting
 )
 
 // Status returns the current snapshot.
