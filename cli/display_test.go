@@ -16,6 +16,7 @@ import (
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/approval/spooftest"
+	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/testwait"
 	"github.com/herald-desktop/herald/service"
@@ -41,10 +42,14 @@ func TestSpoofingTerminal(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
 			r := hostileRequest(i, c.Command)
-			check := func(surface, text string, multiLine bool) {
+			check := func(name, text string, multiLine bool) {
 				t.Helper()
 				if err := spooftest.Check(text, c, multiLine); err != nil {
-					t.Errorf("%s %v:\n%s", surface, err, text)
+					t.Errorf("%s %v:\n%s", name, err, text)
+				}
+				// As the terminal gets it: through the encoder, unchanged.
+				if enc := surface.Terminal(text); enc != text {
+					t.Errorf("%s: the terminal encoder changed %q to %q: the display let something raw through", name, text, enc)
 				}
 			}
 			check("watch", strings.Join(approvalBlock(r, 1), "\n"), true)
