@@ -682,6 +682,11 @@ func (s *Server) approveMe(r *frun, cmd string) outcome {
 		{"command", cmd}, {"pattern_key", desc}, {"pattern_keys", []string{desc}},
 		{"description", desc}, {"allow_permanent", true},
 	}
+	if s.real019() {
+		// The real 0.19.0 says whether "session" is allowed
+		// (integration/apiconformance_test.go).
+		ev = append(ev, kv{"allow_session", true})
+	}
 	if s.opts.Dialect == LastEventID {
 		ev = append(ev, kv{"request_id", a.id})
 	}

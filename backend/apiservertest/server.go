@@ -61,6 +61,14 @@ func (d Dialect) String() string {
 	return "single-consumer"
 }
 
+// real019 is the SingleConsumer dialect as the real 0.19.0 speaks it
+// (Options.Version "0.19.0"): approval.request adds allow_session, and a
+// wrong key is a gateway_auth_error (gateway_auth_failed). Found by
+// integration/apiconformance_test.go against the real server.
+func (s *Server) real019() bool {
+	return s.opts.Dialect == SingleConsumer && s.opts.Version == "0.19.0"
+}
+
 // DefaultKey is the key a fake accepts unless Options.Key says otherwise.
 const DefaultKey = "herald-test-key-0123456789"
 
@@ -392,6 +400,10 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		if f.RejectKey || r.Header.Get("Authorization") != "Bearer "+s.opts.Key {
 			// The 401 envelope has no "param" key.
+			if s.real019() {
+				writeJSON(w, http.StatusUnauthorized, obj{{"error", obj{{"message", "Invalid gateway API key (API_SERVER_KEY)"}, {"type", "gateway_auth_error"}, {"code", "gateway_auth_failed"}}}})
+				return
+			}
 			writeJSON(w, http.StatusUnauthorized, obj{{"error", obj{{"message", "Invalid API key"}, {"type", "invalid_request_error"}, {"code", "invalid_api_key"}}}})
 			return
 		}
