@@ -114,8 +114,13 @@ func urgent(ev wire.Event) bool {
 
 // cost estimates what a queued event holds in memory: its payload twice
 // (raw, and decoded into Data) plus its ids and the event itself.
+// A delta counts by its text, so merging deltas keeps the count exact.
 func cost(ev wire.Event) int {
-	return 2*len(ev.Payload) + len(ev.Session) + len(ev.StoredSession) + len(ev.RequestID) + 256
+	n := len(ev.Payload)
+	if d, ok := ev.Data.(*wire.DeltaPayload); ok && ev.Kind == wire.MessageDelta {
+		n = len(d.Text)
+	}
+	return 2*n + len(ev.Session) + len(ev.StoredSession) + len(ev.RequestID) + 256
 }
 
 func (q *queue) push(evs ...wire.Event) {
@@ -253,13 +258,13 @@ func (q *queue) merge(ev wire.Event) bool {
 	if !ok1 || !ok2 || len(a.Text) >= mergeMax {
 		return false // past mergeMax a new event starts: copying stays linear
 	}
-	if q.itemBytes+len(b.Text) > q.lim.EventBytes {
+	if q.itemBytes+2*len(b.Text) > q.lim.EventBytes {
 		return false // over the bound: push drops it, with a Resync
 	}
 	// The payload is re-encoded once, when the merged event leaves the
 	// queue (see pop), not on every merge: that would be quadratic.
 	last.Data, last.Payload = &wire.DeltaPayload{Text: a.Text + b.Text}, nil
-	q.itemBytes += len(b.Text)
+	q.itemBytes += 2 * len(b.Text)
 	if ev.Seq > last.Seq {
 		last.Seq = ev.Seq
 	}
@@ -298,14 +303,12 @@ func (q *queue) pop() (wire.Event, bool) {
 		return wire.Event{}, false
 	}
 	ev := q.items[q.head]
-	c := cost(ev)
+	q.itemBytes -= cost(ev)
 	if ev.Payload == nil && ev.Kind == wire.MessageDelta {
 		if d, ok := ev.Data.(*wire.DeltaPayload); ok {
-			c = 256 + len(d.Text)
 			ev.Payload, _ = json.Marshal(d)
 		}
 	}
-	q.itemBytes -= c
 	q.items[q.head] = wire.Event{}
 	q.head++
 	if q.head == len(q.items) {

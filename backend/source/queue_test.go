@@ -169,3 +169,35 @@ func TestQueueBoundsEvents(t *testing.T) {
 		t.Fatalf("kept %d, resyncs %v, first %s", kept, resyncs, evs[0].Kind)
 	}
 }
+
+// TestQueueByteCountExact: the lanes' byte counts stay exact however
+// events were merged and popped (checked while one event is left, before
+// the count is reset), so a long backlog never drifts into refusing or
+// dropping early.
+func TestQueueByteCountExact(t *testing.T) {
+	t.Parallel()
+	q := newBoundedQueue(QueueLimits{}, nil)
+	for round := range 3 {
+		for i := range coalesceAfter + 500 {
+			q.push(qev(wire.MessageDelta, "s1", "", wire.DeltaPayload{Text: strings.Repeat("x", i%7+1)}))
+			if i%100 == 0 {
+				q.push(srqEv("s1", fmt.Sprint("srq-", round, i), "ls"))
+				q.push(qev(wire.ToolComplete, "s1", "", map[string]any{"n": i}))
+			}
+		}
+		for range 300 { // pop part of the backlog: it never empties
+			q.pop()
+		}
+	}
+	for q.len() > 1 {
+		q.pop()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.urgent) != 0 || len(q.items)-q.head != 1 {
+		t.Fatalf("%d urgent, %d items left", len(q.urgent), len(q.items)-q.head)
+	}
+	if want := cost(q.items[q.head]); q.itemBytes != want || q.urgentBytes != 0 {
+		t.Fatalf("one event of %d bytes left, counted %d (urgent %d)", want, q.itemBytes, q.urgentBytes)
+	}
+}
