@@ -1,8 +1,10 @@
 // Package app is the only package in Herald that knows about Wails. It adapts
-// the service core (gateway channels, approval inbox) to methods bound to the
-// window, pushes batched snapshots to it, and drives notifications and the
-// tray. Every Wails runtime call sits behind the Platform interface, so the
-// adapter is tested with a fake.
+// the service core to methods bound to the window, pushes batched snapshots
+// to it, and drives notifications and the tray from the service's event
+// stream. Every Wails runtime call sits behind the Platform interface, so the
+// adapter is tested with a fake. It names no transport: the gateway form's
+// kinds and sign-ins come from backend/source's drivers; a new setting goes
+// in settings.go.
 package app
 
 import (

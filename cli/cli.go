@@ -1,7 +1,8 @@
 // Package cli is Herald's terminal surface: `herald watch` (a live feed of
 // sessions, tool activity and approvals, answered with keys), `herald
 // approve`, `herald pending` and `herald log`. It runs on the same service
-// core as the desktop app.
+// core as the desktop app, reads the service's event stream, and names no
+// transport (kinds and defaults come from backend/source's drivers).
 package cli
 
 import (

@@ -1,11 +1,14 @@
 // Package service composes Herald's core for every user surface (the
-// terminal commands and the desktop app): a pool of gateway channels, the
-// approval inbox fed by their events, a live view of sessions and tool
-// activity, and a local control socket through which another Herald
-// process can list and answer approvals.
+// terminal commands and the desktop app): the sources (opened through the
+// drivers registered with backend/source and run here), the approval
+// inbox fed by their events, a live view of sessions and tool activity, a
+// local control socket through which another Herald process can list and
+// answer approvals, and one typed event stream (Subscribe) that every
+// surface reads.
 //
-// It is plain Go: no Wails, no globals; the clock, store and gateways are
-// passed in.
+// Surfaces import service and backend/source, never a transport: a new
+// transport registers a driver, a new surface subscribes. It is plain Go:
+// no Wails, no globals; the clock and store are passed in.
 package service
 
 import (

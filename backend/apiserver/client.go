@@ -17,6 +17,9 @@
 // ChatStreamEvents) are exported for reuse with other Hermes streams, such
 // as streaming chat completions that carry "event: approval.request".
 //
+// It is transport "api" of the contract in backend/source: Source adapts a
+// Client, and the driver registered in driver.go opens and checks one.
+//
 // The client never sends an Origin header (the API server refuses unknown
 // origins with 403) and never logs the key or puts it in an error.
 package apiserver

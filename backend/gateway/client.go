@@ -6,6 +6,9 @@
 // order, through Config.OnEvent, and its connection state through Status and
 // Config.OnStatus. It never answers an approval by itself: RespondApproval and
 // RespondServerRequest are the only ways a choice reaches the gateway.
+//
+// It is transport "ws" of the contract in backend/source: Source adapts a
+// Client, and the driver registered in driver.go opens and checks one.
 package gateway
 
 import (
