@@ -4,6 +4,13 @@ BIN  := build/bin/herald
 # A Node.js for the frontend that scripts/deps.sh installed when the
 # system's was too old (Debian 12's is 18; vite 8 needs 20.19+).
 export PATH := $(CURDIR)/.tools/node/node_modules/.bin:$(PATH)
+# That Node carries its own certificate authorities; like Debian's own it
+# also trusts the system's (a company's TLS proxy, say).
+ifeq ($(NODE_EXTRA_CA_CERTS),)
+ifneq ($(wildcard /etc/ssl/certs/ca-certificates.crt),)
+export NODE_EXTRA_CA_CERTS := /etc/ssl/certs/ca-certificates.crt
+endif
+endif
 # The window program: on Linux herald (no GTK, no WebKit) is the always-on
 # process and starts herald-window only while the window is open.
 WINDOW_BIN := build/bin/herald-window
