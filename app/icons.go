@@ -15,13 +15,14 @@ var (
 )
 
 // trayIcon is Herald's icon (package brand) with the tile coloured by
-// state: grey (disconnected), green (connected), amber with a red badge
-// (approvals pending).
+// state: grey (disconnected), green (connected), green fading to grey
+// (some gateways down), amber with a red badge (approvals pending).
 func trayIcon(s TrayState) []byte {
 	iconOnce.Do(func() {
 		iconCache = map[TrayState][]byte{
 			TrayDisconnected: brand.PNG(trayIconSize, brand.TrayDisconnected),
 			TrayConnected:    brand.PNG(trayIconSize, brand.TrayConnected),
+			TrayDegraded:     brand.PNG(trayIconSize, brand.TrayDegraded),
 			TrayPending:      brand.PNG(trayIconSize, brand.TrayPending),
 		}
 	})

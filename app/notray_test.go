@@ -61,3 +61,32 @@ func TestRunFinishedNotificationIsOptIn(t *testing.T) {
 		t.Fatalf("notifications %+v, want one saying %q", p.notified, "All 12 tests pass.")
 	}
 }
+
+// TestTrayDegradedWhenSomeGatewaysAreDown: with one of two gateways down
+// the tray icon says so (not green), not only its tooltip.
+func TestTrayDegradedWhenSomeGatewaysAreDown(t *testing.T) {
+	t.Parallel()
+	gw := func(states ...string) Snapshot {
+		var s Snapshot
+		for i, st := range states {
+			s.Gateways = append(s.Gateways, GatewayView{Name: string(rune('a' + i)), State: st})
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		snap Snapshot
+		want TrayState
+	}{
+		{gw("connected", "connected"), TrayConnected},
+		{gw("connected", "reconnecting"), TrayDegraded},
+		{gw("reconnecting", "auth_failed"), TrayDisconnected},
+		{gw(), TrayDisconnected},
+	} {
+		if got := trayModel(tc.snap).State; got != tc.want {
+			t.Errorf("%+v: tray state %v, want %v", tc.snap.Gateways, got, tc.want)
+		}
+	}
+	if string(trayIcon(TrayDegraded)) == string(trayIcon(TrayConnected)) || len(trayIcon(TrayDegraded)) == 0 {
+		t.Fatal("the degraded icon is missing or looks like the connected one")
+	}
+}

@@ -61,6 +61,8 @@ const (
 	TrayDisconnected TrayState = iota
 	TrayConnected
 	TrayPending
+	// TrayDegraded: some gateways are connected and others are not.
+	TrayDegraded
 )
 
 // TrayModel is what the tray shows.

@@ -135,6 +135,8 @@ func trayModel(s Snapshot) TrayModel {
 	switch {
 	case len(s.Approvals) > 0:
 		m.State = TrayPending
+	case connected > 0 && connected < len(s.Gateways):
+		m.State = TrayDegraded
 	case connected > 0:
 		m.State = TrayConnected
 	default:

@@ -39,7 +39,10 @@ var App = Style{Top: color.RGBA{0x5b, 0x7c, 0xfa, 0xff}, Bottom: color.RGBA{0x2f
 var (
 	TrayDisconnected = Style{Top: color.RGBA{0x9a, 0x9f, 0xa8, 0xff}, Bottom: color.RGBA{0x76, 0x7b, 0x84, 0xff}, Margin: 0.03}
 	TrayConnected    = Style{Top: color.RGBA{0x3c, 0xb8, 0x6e, 0xff}, Bottom: color.RGBA{0x2e, 0x9e, 0x5b, 0xff}, Margin: 0.03}
-	TrayPending      = Style{Top: color.RGBA{0xf5, 0xa3, 0x1a, 0xff}, Bottom: color.RGBA{0xe0, 0x8a, 0x00, 0xff}, Margin: 0.03, Badge: true}
+	// TrayDegraded: some gateways connected, others not (green fading to
+	// the disconnected grey).
+	TrayDegraded = Style{Top: color.RGBA{0x3c, 0xb8, 0x6e, 0xff}, Bottom: color.RGBA{0x76, 0x7b, 0x84, 0xff}, Margin: 0.03}
+	TrayPending  = Style{Top: color.RGBA{0xf5, 0xa3, 0x1a, 0xff}, Bottom: color.RGBA{0xe0, 0x8a, 0x00, 0xff}, Margin: 0.03, Badge: true}
 )
 
 // The geometry, in units of the tile (0..1 across the tile, y down): a
