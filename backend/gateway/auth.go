@@ -320,16 +320,19 @@ func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
 	}
 	ws, resp, err := d.DialContext(ctx, u.String(), h)
 	if err != nil {
-		return nil, c.describeDialErr(resp, err, token != "")
+		return nil, c.describeDialErr(resp, err, token != "", token == "" && pass == "")
 	}
 	return ws, nil
 }
 
-func (c *Client) describeDialErr(resp *http.Response, err error, tokenMode bool) error {
+func (c *Client) describeDialErr(resp *http.Response, err error, tokenMode, noSecret bool) error {
 	if resp != nil {
 		defer resp.Body.Close()
 		switch resp.StatusCode {
 		case 401, 403:
+			if noSecret {
+				return &AuthError{Status: resp.StatusCode, Msg: fmt.Sprintf("the gateway wants the dashboard's session token and Herald has none (HTTP %d): start the dashboard with HERMES_DASHBOARD_SESSION_TOKEN set and give Herald the same token", resp.StatusCode)}
+			}
 			if tokenMode {
 				return &AuthError{Status: resp.StatusCode, Msg: fmt.Sprintf("the gateway refused the connection (HTTP %d): the session token is wrong or expired, or the gateway does not allow this host; copy a fresh token from the Hermes dashboard", resp.StatusCode)}
 			}

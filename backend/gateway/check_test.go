@@ -19,6 +19,7 @@ func TestCheckExercisesTheWebSocketLeg(t *testing.T) {
 	}{
 		{"ok", srv.URL, srv.Token(), "handshake", ""},
 		{"bad token", srv.URL, "WRONG", "websocket", "HTTP 403"},
+		{"no token", srv.URL, "", "websocket", "Herald has none (HTTP 403): start the dashboard with HERMES_DASHBOARD_SESSION_TOKEN"},
 		{"unreachable", "http://127.0.0.1:1", "x", "http", "cannot reach"},
 		{"bad url", "ftp://x", "x", "http", "not supported"},
 	} {
