@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
@@ -389,11 +390,13 @@ func (a *App) Snapshot() Snapshot {
 func (a *App) Answer(key, choice string, confirmAlways bool) error {
 	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
 	defer cancel()
-	return a.svc.Answer(ctx, key, choice, "window", confirmAlways)
+	// The error may quote a gateway (approval's errors show it as
+	// VisibleLine already): surface.LineError marks anything left raw.
+	return surface.LineError(a.svc.Answer(ctx, key, choice, "window", confirmAlways))
 }
 
 // Dismiss ends an uncertain request without sending anything.
-func (a *App) Dismiss(key string) error { return a.svc.Dismiss(key, "window") }
+func (a *App) Dismiss(key string) error { return surface.LineError(a.svc.Dismiss(key, "window")) }
 
 // Reconnect reconnects one gateway now.
 func (a *App) Reconnect(name string) error {

@@ -297,7 +297,7 @@ func (a *App) callBound(method string, args []json.RawMessage) (json.RawMessage,
 			if !o.IsNil() {
 				// The window shows the error's text: whatever gateway
 				// words it quotes go through the display sanitiser.
-				return nil, errors.New(surface.Line(o.Interface().(error).Error()))
+				return nil, surface.LineError(o.Interface().(error))
 			}
 			continue
 		}

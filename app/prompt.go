@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -17,7 +18,7 @@ import (
 func (a *App) AnswerText(key, value string) error {
 	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
 	defer cancel()
-	return a.svc.AnswerText(ctx, key, wire.NewSecret([]byte(value)), "window")
+	return surface.LineError(a.svc.AnswerText(ctx, key, wire.NewSecret([]byte(value)), "window"))
 }
 
 // trayChoices is how many clarify choices the tray lists.

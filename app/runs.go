@@ -2,11 +2,11 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/wire"
 	"github.com/herald-desktop/herald/service"
 )
@@ -71,12 +71,9 @@ func visible(s string) string {
 	return t
 }
 
-func visibleErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	return errors.New(visible(err.Error()))
-}
+// visibleErr is err, whose text is a gateway's, for the window: shown as
+// VisibleLine and cut to resultTextMax; errors.Is and As still see err.
+func visibleErr(err error) error { return surface.ShownError(err, visible) }
 
 // ActiveRuns lists the runs that can be stopped.
 func (a *App) ActiveRuns() []service.RunRef {

@@ -80,20 +80,21 @@ func (a *App) callCtx() (context.Context, context.CancelFunc) {
 func (a *App) FollowSession(gatewayName, id string) error {
 	ctx, cancel := a.callCtx()
 	defer cancel()
-	return a.svc.FollowSession(ctx, gatewayName, id)
+	return visibleErr(a.svc.FollowSession(ctx, gatewayName, id))
 }
 
 // UnfollowSession stops following a session; Herald does not follow it
 // again automatically.
 func (a *App) UnfollowSession(gatewayName, id string) error {
-	return a.svc.UnfollowSession(gatewayName, id)
+	return visibleErr(a.svc.UnfollowSession(gatewayName, id))
 }
 
 // FollowAll follows every listed session of a gateway.
 func (a *App) FollowAll(gatewayName string) (int, error) {
 	ctx, cancel := a.callCtx()
 	defer cancel()
-	return a.svc.FollowAll(ctx, gatewayName)
+	n, err := a.svc.FollowAll(ctx, gatewayName)
+	return n, visibleErr(err)
 }
 
 // TakeBack makes a session another client took send its live events to
@@ -101,7 +102,7 @@ func (a *App) FollowAll(gatewayName string) (int, error) {
 func (a *App) TakeBack(gatewayName, id string) error {
 	ctx, cancel := a.callCtx()
 	defer cancel()
-	return a.svc.TakeBack(ctx, gatewayName, id)
+	return visibleErr(a.svc.TakeBack(ctx, gatewayName, id))
 }
 
 // SetFollowPolicy sets and saves whether Herald follows the sessions it

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
@@ -133,14 +134,7 @@ func startFailed(name string, err error) error {
 		return refusal(source.Status{Gateway: name, Kind: string(service.KindAPIServer), State: source.StateAuthFailed})
 	}
 	if msg := err.Error(); !strings.HasPrefix(msg, "starting the run failed") {
-		return fmt.Errorf("%s: starting the run failed: %w", name, visibleError{err})
+		return fmt.Errorf("%s: starting the run failed: %w", name, surface.ShownError(err, approval.VisibleLine))
 	}
-	return fmt.Errorf("%s: %w", name, visibleError{err})
+	return fmt.Errorf("%s: %w", name, surface.ShownError(err, approval.VisibleLine))
 }
-
-// visibleError is err with its text (which may quote a gateway's answer)
-// shown as approval.VisibleLine; errors.Is and As still see err.
-type visibleError struct{ err error }
-
-func (v visibleError) Error() string { return approval.VisibleLine(v.err.Error()) }
-func (v visibleError) Unwrap() error { return v.err }

@@ -89,3 +89,25 @@ func (t *terminalWriter) Write(p []byte) (int, error) {
 // Line is s for a plain-text, one-line surface that reads no markup: a
 // notification's title and action labels, the tray icon's tooltip.
 func Line(s string) string { return approval.Guard(s, false) }
+
+// ShownError is err with its text passed through show: approval.VisibleLine
+// for an error that quotes a gateway raw, Line for one whose gateway words
+// are shown already. errors.Is and As still see err; nil stays nil.
+func ShownError(err error, show func(string) string) error {
+	if err == nil {
+		return nil
+	}
+	return shownError{err, show}
+}
+
+// LineError is ShownError(err, Line): err for a one-line surface such as
+// the window's error line.
+func LineError(err error) error { return ShownError(err, Line) }
+
+type shownError struct {
+	err  error
+	show func(string) string
+}
+
+func (e shownError) Error() string { return e.show(e.err.Error()) }
+func (e shownError) Unwrap() error { return e.err }

@@ -3,6 +3,8 @@ package surface
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"html"
 	"regexp"
 	"strings"
@@ -156,5 +158,25 @@ func TestJSON(t *testing.T) {
 	}
 	if plain := []byte(`{"a":[1,2,{"b":"c"}]}`); !bytes.Equal(JSON(plain), plain) {
 		t.Fatalf("plain JSON changed: %s", JSON(plain))
+	}
+}
+
+func TestShownError(t *testing.T) {
+	t.Parallel()
+	base := errors.New("refused\x1b]52;c;eA==\x07 ⟦U+202E⟧")
+	wrapped := fmt.Errorf("gateway lab: %w", base)
+	for name, tc := range map[string]struct {
+		err  error
+		want string
+	}{
+		"line":    {LineError(wrapped), "gateway lab: refused␛]52;c;eA==⟦BEL⟧ ⟦U+202E⟧"},
+		"visible": {ShownError(wrapped, approval.VisibleLine), "gateway lab: refused␛]52;c;eA==⟦BEL⟧ ⟦U+27E6⟧U+202E⟧"},
+	} {
+		if tc.err.Error() != tc.want || !errors.Is(tc.err, base) {
+			t.Errorf("%s: %q (is base: %v), want %q", name, tc.err.Error(), errors.Is(tc.err, base), tc.want)
+		}
+	}
+	if LineError(nil) != nil {
+		t.Error("LineError(nil) is not nil")
 	}
 }
