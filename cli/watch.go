@@ -110,110 +110,167 @@ type jsonRecord struct {
 	Text    string `json:"text,omitempty"`
 }
 
+// watchFlags are `herald watch`'s flags.
+type watchFlags struct {
+	gws, sessions, apis, runs multi
+	creds                     *credFlags
+	attachActive, asJSON      *bool
+	demo, withBridge          *bool
+	followMode, startRun      *string
+	ctl, db                   *string
+	// given are the flags set on the command line.
+	given map[string]bool
+}
+
+// cmdWatch is `herald watch`: the named steps below, in order.
 func cmdWatch(e *env, args []string) error {
-	fs := newFlags("watch", e)
-	var gws, sessions multi
-	fs.Var(&gws, "gateway", "gateway URL, or NAME=URL (repeatable; default http://127.0.0.1:9119)")
-	fs.Var(&sessions, "session", "stored session id to follow (repeatable)")
-	cf := addCredFlags(fs)
-	attachActive := fs.Bool("attach-active", false, "same as --follow auto: follow every session found on the gateways, now and later (on Hermes 0.18.2 this moves their live events away from other clients)")
-	followMode := fs.String("follow", "ask", "sessions other clients drive: ask (list and offer them; type follow ID) or auto (follow each one found)")
-	asJSON := fs.Bool("json", false, "print one JSON record per line instead of text")
-	demo := fs.Bool("demo", false, "start an embedded demo gateway with a scripted session (no Hermes needed)")
-	var apis, runs multi
-	fs.Var(&apis, "api", "Hermes API server URL, or NAME=URL (repeatable; e.g. http://127.0.0.1:8642)")
-	fs.Var(&runs, "run", "API-server run id to follow (repeatable; on the first --api server)")
-	startRun := fs.String("start", "", "start a run with this input on the first --api server and follow it")
-	withBridge := fs.Bool("bridge", false, "also follow each gateway's Herald bridge (the Hermes plugin herald; see herald bridge install): approvals from the Hermes CLI, TUI and messaging too")
-	ctl := controlFlag(fs)
-	db := fs.String("db", defaultDB(), `approval history file ("" keeps none)`)
-	if err := parseFlags(fs, args); err != nil {
+	f, err := parseWatchFlags(e, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q; gateways go in --gateway", fs.Arg(0))}
-	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if *demo && !given["db"] {
-		// The demo's approvals are not the user's: they go to a history of
-		// their own, kept while the demo runs, so the demo also works
-		// beside a running Herald (which holds the real history).
-		dir, err := os.MkdirTemp("", "herald-demo-")
+	if *f.demo && !f.given["db"] {
+		dir, err := demoHistory(f.db)
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		*db = filepath.Join(dir, "audit.db")
 	}
-	cr, stdin, err := cf.resolve(e)
+	cr, err := f.credentials(e)
 	if err != nil {
 		return err
 	}
-	e.stdin = stdin // keys follow a secret read from stdin
-	token, user, pass, apiKey := &cr.token, &cr.user, &cr.pass, &cr.apiKey
-	if !*demo {
-		for _, a := range apis {
-			_, u := splitGateway(a)
-			if err := cf.checkURL(e, "--api", u, *apiKey); err != nil {
-				return err
-			}
-		}
-		for _, g := range gws {
-			_, u := splitGateway(g)
-			if err := cf.checkURL(e, "--gateway", u, *token+*pass); err != nil {
-				return err
-			}
-		}
-	}
-	if (len(runs) > 0 || *startRun != "") && len(apis) == 0 {
-		return usageError{"--run and --start need an --api server"}
-	}
-
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	out := &printer{w: e.stdout, json: *asJSON, stopped: func() bool { return ctx.Err() != nil }}
-
-	var store approval.Store
-	if *db != "" {
-		st, err := approval.OpenStore(*db, approval.StoreOptions{})
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		store = st
-	}
-	// fatal carries a refusal that needs the user (a wrong key or
-	// password, a failed --start): watch exits non-zero with it instead of
-	// waiting forever.
-	fatal := make(chan error, 1)
-	fail := func(err error) {
-		select {
-		case fatal <- err:
-		default:
-		}
-	}
-	statuses := newStatusPrinter(out)
-	statusCh := make(chan source.Status, 64)
-	onStatus := func(s source.Status) {
-		if needsUser(s) {
-			if out.json {
-				statuses.show(s)
-			}
-			fail(refusal(s))
-			return
-		}
-		statuses.show(s)
-		select {
-		case statusCh <- s:
-		default:
-		}
-	}
-	policy, err := service.ParseFollowPolicy(*followMode)
+	out := &printer{w: e.stdout, json: *f.asJSON, stopped: func() bool { return ctx.Err() != nil }}
+	store, err := openHistory(*f.db)
 	if err != nil {
-		return usageError{err.Error()}
+		return err
 	}
-	if *attachActive {
+	if store != nil {
+		defer store.Close()
+	}
+	cfg, err := f.serviceConfig(e)
+	if err != nil {
+		return err
+	}
+	if store != nil {
+		cfg.Store = store
+	}
+	st := newWatchStatus(out)
+	keys := &keys{out: out, now: time.Now}
+	svc := service.New(cfg)
+	keys.in = svcInbox{svc}
+	printed := printNotifications(out, keys, svc.Subscribe(service.WatchEvents|service.WatchApprovals|service.WatchNotices|service.WatchProblems, 0))
+	defer func() {
+		svc.Close()
+		<-printed // everything the service delivered is on screen
+	}()
+	if err := f.serveControl(ctx, svc, out); err != nil {
+		return err
+	}
+	var demoSrv *hermestest.Server
+	if *f.demo {
+		demoSrv = f.startDemo(out, &cr)
+		defer demoSrv.Close()
+	}
+	wsNames, err := f.addSources(ctx, svc, out, f.sourceConfigs(cr, st.onStatus))
+	if err != nil {
+		return err
+	}
+	if *f.startRun != "" {
+		go f.startFirstRun(ctx, svc, out, st.fail)
+	}
+	// Drive the demo once its gateway is connected. Sessions other
+	// clients drive are found and followed (or offered) by the service.
+	if demoSrv != nil {
+		go follow(ctx, out, svc, wsNames, st.connected, demoSrv)
+	}
+	return answerKeys(ctx, e, out, svc, keys, st.fatal)
+}
+
+// parseWatchFlags reads the command line.
+func parseWatchFlags(e *env, args []string) (*watchFlags, error) {
+	fs := newFlags("watch", e)
+	f := &watchFlags{given: map[string]bool{}}
+	fs.Var(&f.gws, "gateway", "gateway URL, or NAME=URL (repeatable; default http://127.0.0.1:9119)")
+	fs.Var(&f.sessions, "session", "stored session id to follow (repeatable)")
+	f.creds = addCredFlags(fs)
+	f.attachActive = fs.Bool("attach-active", false, "same as --follow auto: follow every session found on the gateways, now and later (on Hermes 0.18.2 this moves their live events away from other clients)")
+	f.followMode = fs.String("follow", "ask", "sessions other clients drive: ask (list and offer them; type follow ID) or auto (follow each one found)")
+	f.asJSON = fs.Bool("json", false, "print one JSON record per line instead of text")
+	f.demo = fs.Bool("demo", false, "start an embedded demo gateway with a scripted session (no Hermes needed)")
+	fs.Var(&f.apis, "api", "Hermes API server URL, or NAME=URL (repeatable; e.g. http://127.0.0.1:8642)")
+	fs.Var(&f.runs, "run", "API-server run id to follow (repeatable; on the first --api server)")
+	f.startRun = fs.String("start", "", "start a run with this input on the first --api server and follow it")
+	f.withBridge = fs.Bool("bridge", false, "also follow each gateway's Herald bridge (the Hermes plugin herald; see herald bridge install): approvals from the Hermes CLI, TUI and messaging too")
+	f.ctl = controlFlag(fs)
+	f.db = fs.String("db", defaultDB(), `approval history file ("" keeps none)`)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError{fmt.Sprintf("unexpected argument %q; gateways go in --gateway", fs.Arg(0))}
+	}
+	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
+	return f, nil
+}
+
+// demoHistory points db at a history of the demo's own: the demo's
+// approvals are not the user's, and the demo then also works beside a
+// running Herald (which holds the real history). The caller removes the
+// returned folder.
+func demoHistory(db *string) (dir string, err error) {
+	dir, err = os.MkdirTemp("", "herald-demo-")
+	if err != nil {
+		return "", err
+	}
+	*db = filepath.Join(dir, "audit.db")
+	return dir, nil
+}
+
+// credentials reads the secrets (flags, environment, files, stdin) and
+// refuses to send them in clear text to another machine.
+func (f *watchFlags) credentials(e *env) (creds, error) {
+	cr, stdin, err := f.creds.resolve(e)
+	if err != nil {
+		return cr, err
+	}
+	e.stdin = stdin // keys follow a secret read from stdin
+	if !*f.demo {
+		for _, a := range f.apis {
+			_, u := splitGateway(a)
+			if err := f.creds.checkURL(e, "--api", u, cr.apiKey); err != nil {
+				return cr, err
+			}
+		}
+		for _, g := range f.gws {
+			_, u := splitGateway(g)
+			if err := f.creds.checkURL(e, "--gateway", u, cr.token+cr.pass); err != nil {
+				return cr, err
+			}
+		}
+	}
+	if (len(f.runs) > 0 || *f.startRun != "") && len(f.apis) == 0 {
+		return cr, usageError{"--run and --start need an --api server"}
+	}
+	return cr, nil
+}
+
+// openHistory opens the approval history (nil when db is "").
+func openHistory(db string) (*approval.BoltStore, error) {
+	if db == "" {
+		return nil, nil
+	}
+	return approval.OpenStore(db, approval.StoreOptions{})
+}
+
+// serviceConfig is the follow policy and discovery interval asked for.
+func (f *watchFlags) serviceConfig(e *env) (service.Config, error) {
+	policy, err := service.ParseFollowPolicy(*f.followMode)
+	if err != nil {
+		return service.Config{}, usageError{err.Error()}
+	}
+	if *f.attachActive {
 		policy = service.FollowAuto
 	}
 	// HERALD_DISCOVERY_INTERVAL lists sessions more often than the
@@ -222,74 +279,121 @@ func cmdWatch(e *env, args []string) error {
 	if v := e.getenv("HERALD_DISCOVERY_INTERVAL"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 100*time.Millisecond {
-			return usageError{fmt.Sprintf("HERALD_DISCOVERY_INTERVAL=%q: give a duration of at least 100ms, like 5s", v)}
+			return service.Config{}, usageError{fmt.Sprintf("HERALD_DISCOVERY_INTERVAL=%q: give a duration of at least 100ms, like 5s", v)}
 		}
 		every = d
 	}
-	keys := &keys{out: out, now: time.Now}
-	svc := service.New(service.Config{FollowPolicy: policy, DiscoveryInterval: every, Store: store})
-	keys.in = svcInbox{svc}
-	printed := printNotifications(out, keys, svc.Subscribe(service.WatchEvents|service.WatchApprovals|service.WatchNotices|service.WatchProblems, 0))
-	defer func() {
-		svc.Close()
-		<-printed // everything the service delivered is on screen
-	}()
-	// The control socket first: when another Herald runs, stop before
-	// dialing (a resume here would take its sessions' live events on
-	// Hermes 0.18.2), and `herald approve` works once a gateway shows
-	// connected.
-	if err := svc.ServeControl(ctx, *ctl); err != nil {
-		if !*demo || given["control"] || !errors.Is(err, service.ErrAlreadyRunning) {
-			return err
-		}
-		// Beside a running Herald the demo answers on a socket of its own.
-		*ctl = filepath.Join(filepath.Dir(*ctl), fmt.Sprintf("demo-%d.sock", os.Getpid()))
-		if err := svc.ServeControl(ctx, *ctl); err != nil {
-			return err
-		}
-		if !out.json {
-			out.line("Another Herald is running: this demo answers `herald pending --control %s` (and approve, log alike).", *ctl)
-		}
-	}
+	return service.Config{FollowPolicy: policy, DiscoveryInterval: every}, nil
+}
 
-	var demoSrv *hermestest.Server
-	if *demo {
-		demoSrv = hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, StepDelay: 120 * time.Millisecond, Token: demoToken()})
-		defer demoSrv.Close()
-		gws = multi{"demo=" + demoSrv.URL}
-		*token, *pass = demoSrv.Token(), ""
-		if !out.json {
-			out.line("Demo gateway at %s: a scripted agent will ask for approvals. Answer with o/s/a/d + Enter.", demoSrv.URL)
-			// The throwaway demo's token, so the window's Add gateway can
-			// follow the demo too.
-			out.line("  In the window: Add gateway, URL %s, token %s", demoSrv.URL, demoSrv.Token())
-		}
+// watchStatus shows the sources' statuses and carries a refusal that
+// needs the user (a wrong key or password, a failed --start): watch exits
+// non-zero with it instead of waiting forever.
+type watchStatus struct {
+	out       *printer
+	statuses  *statusPrinter
+	fatal     chan error
+	connected chan source.Status
+}
+
+func newWatchStatus(out *printer) *watchStatus {
+	return &watchStatus{out: out, statuses: newStatusPrinter(out), fatal: make(chan error, 1), connected: make(chan source.Status, 64)}
+}
+
+func (w *watchStatus) fail(err error) {
+	select {
+	case w.fatal <- err:
+	default:
 	}
-	if len(gws) == 0 && len(apis) == 0 {
+}
+
+func (w *watchStatus) onStatus(s source.Status) {
+	if needsUser(s) {
+		if w.out.json {
+			w.statuses.show(s)
+		}
+		w.fail(refusal(s))
+		return
+	}
+	w.statuses.show(s)
+	select {
+	case w.connected <- s:
+	default:
+	}
+}
+
+// serveControl opens the control socket first: when another Herald runs,
+// stop before dialing (a resume here would take its sessions' live events
+// on Hermes 0.18.2), and `herald approve` works once a gateway shows
+// connected. Beside a running Herald the demo answers on a socket of its
+// own.
+func (f *watchFlags) serveControl(ctx context.Context, svc *service.Service, out *printer) error {
+	err := svc.ServeControl(ctx, *f.ctl)
+	if err == nil {
+		return nil
+	}
+	if !*f.demo || f.given["control"] || !errors.Is(err, service.ErrAlreadyRunning) {
+		return err
+	}
+	*f.ctl = filepath.Join(filepath.Dir(*f.ctl), fmt.Sprintf("demo-%d.sock", os.Getpid()))
+	if err := svc.ServeControl(ctx, *f.ctl); err != nil {
+		return err
+	}
+	if !out.json {
+		out.line("Another Herald is running: this demo answers `herald pending --control %s` (and approve, log alike).", *f.ctl)
+	}
+	return nil
+}
+
+// startDemo starts the embedded demo gateway and points watch at it.
+func (f *watchFlags) startDemo(out *printer, cr *creds) *hermestest.Server {
+	demoSrv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, StepDelay: 120 * time.Millisecond, Token: demoToken()})
+	f.gws = multi{"demo=" + demoSrv.URL}
+	cr.token, cr.pass = demoSrv.Token(), ""
+	if !out.json {
+		out.line("Demo gateway at %s: a scripted agent will ask for approvals. Answer with o/s/a/d + Enter.", demoSrv.URL)
+		// The throwaway demo's token, so the window's Add gateway can
+		// follow the demo too.
+		out.line("  In the window: Add gateway, URL %s, token %s", demoSrv.URL, demoSrv.Token())
+	}
+	return demoSrv
+}
+
+// sourceConfigs are the API servers, then the gateways, to follow (the
+// default transport at its default address when none is given).
+func (f *watchFlags) sourceConfigs(cr creds, onStatus func(source.Status)) []service.SourceConfig {
+	gws := f.gws
+	if len(gws) == 0 && len(f.apis) == 0 {
 		d, _ := source.Lookup("") // the default transport, at its default address
 		gws = multi{d.DefaultURL}
 	}
-	// Every gateway and API server goes through the same Source.
 	var configs []service.SourceConfig
-	for _, a := range apis {
+	for _, a := range f.apis {
 		name, u := splitGateway(a)
-		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, Name: name, URL: u, Secrets: map[string]string{"key": *apiKey}, RootCAs: cr.roots, OnStatus: onStatus})
+		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, Name: name, URL: u, Secrets: map[string]string{"key": cr.apiKey}, RootCAs: cr.roots, OnStatus: onStatus})
 	}
 	for _, g := range gws {
 		name, u := splitGateway(g)
-		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Secrets: map[string]string{"token": *token, "password": *pass}, Username: *user, RootCAs: cr.roots, OnStatus: onStatus, Bridge: *withBridge && !*demo})
+		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Secrets: map[string]string{"token": cr.token, "password": cr.pass}, Username: cr.user, RootCAs: cr.roots, OnStatus: onStatus, Bridge: *f.withBridge && !*f.demo})
 	}
+	return configs
+}
+
+// addSources starts every source and follows the sessions and runs
+// asked for (--run goes to the first --api server). It returns the
+// gateways' names.
+func (f *watchFlags) addSources(ctx context.Context, svc *service.Service, out *printer, configs []service.SourceConfig) ([]string, error) {
 	var wsNames []string
 	for i, cfg := range configs {
 		src, err := svc.AddSource(cfg)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		ids := []string(sessions)
+		ids := []string(f.sessions)
 		if src.Kind() == service.KindAPIServer {
 			ids = nil
 			if i == 0 {
-				ids = runs // --run and --start go to the first --api server
+				ids = f.runs
 			}
 		} else {
 			wsNames = append(wsNames, src.Name())
@@ -300,30 +404,30 @@ func cmdWatch(e *env, args []string) error {
 			}
 		}
 	}
-	if *startRun != "" {
-		name, _ := splitGateway(apis[0])
-		go func() {
-			sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			defer cancel()
-			id, err := svc.StartRun(sctx, name, *startRun)
-			if err != nil {
-				if ctx.Err() == nil {
-					fail(startFailed(name, err))
-				}
-				return
-			}
-			if !out.json {
-				out.line("  %s: started run %s", name, id)
-			}
-		}()
-	}
-	// Drive the demo once its gateway is connected. Sessions other
-	// clients drive are found and followed (or offered) by the service.
-	if demoSrv != nil {
-		go follow(ctx, out, svc, wsNames, statusCh, demoSrv)
-	}
+	return wsNames, nil
+}
 
-	// Keys on stdin answer the approval on screen (see keys).
+// startFirstRun starts --start's run on the first --api server.
+func (f *watchFlags) startFirstRun(ctx context.Context, svc *service.Service, out *printer, fail func(error)) {
+	name, _ := splitGateway(f.apis[0])
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	id, err := svc.StartRun(sctx, name, *f.startRun)
+	if err != nil {
+		if ctx.Err() == nil {
+			fail(startFailed(name, err))
+		}
+		return
+	}
+	if !out.json {
+		out.line("  %s: started run %s", name, id)
+	}
+}
+
+// answerKeys reads stdin until watch ends: keys answer the approval on
+// screen (see keys), session commands follow or take back sessions. A
+// refusal that needs the user ends it with that error.
+func answerKeys(ctx context.Context, e *env, out *printer, svc *service.Service, keys *keys, fatal <-chan error) error {
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(e.stdin)
