@@ -234,6 +234,9 @@ func (c *Client) RespondApproval(ctx context.Context, runID, choice, requestID s
 		return &ApprovalNotPendingError{RunID: runID, Code: code, Message: ae.Message}
 	}
 	if err != nil {
+		if sentMaybe(err) {
+			err = &OutcomeUnknownError{Cause: err}
+		}
 		return fmt.Errorf("sending the approval answer for run %s failed: %w", runID, err)
 	}
 	if r.Choice == "" {
@@ -245,6 +248,36 @@ func (c *Client) RespondApproval(ctx context.Context, runID, choice, requestID s
 	c.answered(runID, r.Choice, r.Resolved, r.RequestID)
 	return nil
 }
+
+// sentMaybe reports whether a failed request may have reached the server
+// and been acted on: anything but a failure to connect, a refusal Herald
+// caused (4xx) or a proxy's "not reached" (502, 503, 504, 429).
+func sentMaybe(err error) bool {
+	var ae *APIError
+	var ce *ConfigError
+	switch {
+	case isUnsent(err), errors.As(err, &ce):
+		return false
+	case errors.As(err, &ae):
+		return ae.Status >= 500 && !ae.temporary()
+	}
+	return true
+}
+
+// OutcomeUnknownError is an approval answer's error when the request may
+// have reached the server before the link failed: the server may have
+// acted on it. It matches wire.ErrOutcomeUnknown.
+type OutcomeUnknownError struct{ Cause error }
+
+func (e *OutcomeUnknownError) Error() string {
+	return "the answer was sent, but the link to the API server failed before it confirmed it, so whether it took effect is unknown (" + e.Cause.Error() + ")"
+}
+
+// Is matches wire.ErrOutcomeUnknown.
+func (e *OutcomeUnknownError) Is(target error) bool { return target == wire.ErrOutcomeUnknown }
+
+// Unwrap returns the cause.
+func (e *OutcomeUnknownError) Unwrap() error { return e.Cause }
 
 // answered confirms an approval answer in the event stream when no live
 // stream of the run will (polling mode).

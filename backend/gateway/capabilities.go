@@ -175,13 +175,17 @@ func (c *Client) requestAnswer(ctx context.Context, id string, result any) (bool
 	var r struct {
 		Status string `json:"status"`
 	}
+	raw, err := c.srqID(id)
+	if err != nil {
+		return false, err
+	}
 	c.mu.Lock()
 	if c.answering == nil {
 		c.answering, c.held = map[string]bool{}, map[string]wire.Event{}
 	}
 	c.answering[id] = true
 	c.mu.Unlock()
-	err := c.Call(ctx, "request.answer", map[string]any{"id": id, "result": result}, &r)
+	err = c.Call(ctx, "request.answer", map[string]any{"id": raw, "result": result}, &r)
 	won := err == nil && r.Status != "expired"
 	c.mu.Lock()
 	delete(c.answering, id)

@@ -135,6 +135,9 @@ type Client struct {
 	// srqCapped: MaxOpenServerRequests was reached (logged once per
 	// episode).
 	srqCapped bool
+	// srqNumeric holds the open server requests whose JSON-RPC id is a
+	// number: their answer must carry the number, not a string.
+	srqNumeric map[string]bool
 	// sessionsCapped: MaxTrackedSessions was reached (logged once).
 	sessionsCapped bool
 	// epochChanged is set by onReady when the replay epoch moved.
@@ -195,7 +198,8 @@ func New(cfg Config) (*Client, error) {
 		sessions: make(map[string]*session),
 		openSRQ:  make(map[string]string),
 
-		srqParams: make(map[string]string),
+		srqParams:  make(map[string]string),
+		srqNumeric: make(map[string]bool),
 	}
 	c.out = source.NewBoundedEventQueue(cfg.Queue, c.log)
 	c.auth = newAuthState(c)
@@ -657,9 +661,16 @@ func (c *Client) RespondApproval(ctx context.Context, sessionID, choice, request
 // it, which says whether this answer won (wire.ErrRequestSettled when
 // another client answered first or the request ended), else with a
 // response frame, which returns once written: the only confirmation that
-// form has.
+// form has. The answer carries the request's own id, as the gateway sent
+// it (a number stays a number); an empty id, or a numeric one not open on
+// this connection, is refused, since the gateway numbers its requests
+// per connection.
 func (c *Client) RespondServerRequest(ctx context.Context, requestID, choice string) error {
 	if err := source.CheckChoice(choice); err != nil {
+		return err
+	}
+	id, err := c.srqID(requestID)
+	if err != nil {
 		return err
 	}
 	if c.canRequestAnswer() {
@@ -676,7 +687,6 @@ func (c *Client) RespondServerRequest(ctx context.Context, requestID, choice str
 	if cn == nil {
 		return ErrNotConnected
 	}
-	id, _ := json.Marshal(requestID)
 	b, err := wire.EncodeResult(id, map[string]string{"choice": choice})
 	if err != nil {
 		return err
@@ -686,9 +696,42 @@ func (c *Client) RespondServerRequest(ctx context.Context, requestID, choice str
 		ctx, cancel = context.WithTimeout(ctx, callTimeout)
 		defer cancel()
 	}
-	if err := cn.enqueue(ctx, b, true); err != nil {
+	if err := cn.enqueue(ctx, b, true, nil); err != nil {
+		if errors.Is(err, wire.ErrOutcomeUnknown) {
+			// If the gateway lists it as open again after the reconnect,
+			// deliver it again: that says the answer did not arrive.
+			c.mu.Lock()
+			delete(c.srqParams, requestID)
+			c.mu.Unlock()
+		}
 		return fmt.Errorf("sending the approval answer failed: %w", err)
 	}
 	c.closeSRQ(requestID)
 	return nil
+}
+
+// ErrNoRequestID is returned for an answer to a server request without an
+// id: it could not name the request shown, so nothing is sent.
+var ErrNoRequestID = errors.New("this request has no id to answer it by, so nothing was sent; answer it in Hermes")
+
+// srqID is the JSON-RPC id to answer server request requestID with.
+func (c *Client) srqID(requestID string) (json.RawMessage, error) {
+	if requestID == "" {
+		return nil, ErrNoRequestID
+	}
+	c.mu.Lock()
+	numeric := c.srqNumeric[requestID]
+	_, open := c.openSRQ[requestID]
+	c.mu.Unlock()
+	if numeric {
+		return json.RawMessage(requestID), nil
+	}
+	if c0 := requestID[0]; !open && (c0 == '-' || c0 >= '0' && c0 <= '9') && json.Valid([]byte(requestID)) {
+		// Looks like a number, but no such request is open here: the
+		// gateway numbers requests per connection, so it could name
+		// another one now.
+		return nil, fmt.Errorf("request %s is not open on this connection any more, so nothing was sent: it may name another request now", requestID)
+	}
+	id, _ := json.Marshal(requestID)
+	return id, nil
 }

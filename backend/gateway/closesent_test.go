@@ -39,7 +39,7 @@ func TestCloseFrameReasonWinsOverWrites(t *testing.T) {
 	// answers it, so every later write fails with ErrCloseSent.
 	_, _, rerr := ws.ReadMessage()
 	go cn.writeLoop()
-	err = cn.enqueue(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"session.active_list"}`), true)
+	err = cn.enqueue(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"session.active_list"}`), true, nil)
 	if !errors.Is(err, websocket.ErrCloseSent) {
 		t.Fatalf("write after the close: %v, want close sent", err)
 	}

@@ -26,6 +26,39 @@ type callResult struct {
 	err    error
 }
 
+// waiting is a call waiting for its response; started is set once the
+// writer began writing its frame.
+type waiting struct {
+	ch      chan callResult
+	started *atomic.Bool
+}
+
+// OutcomeUnknownError is a call's or an answer's error when its frame had
+// already gone to the gateway (the writer began writing it) before the
+// link failed or the wait ended: the gateway may have acted on it. It
+// matches wire.ErrOutcomeUnknown and wraps the cause, so errors.Is
+// ErrNotConnected still holds for a lost link.
+type OutcomeUnknownError struct{ Cause error }
+
+func (e *OutcomeUnknownError) Error() string {
+	return "the request was sent, but the link to the gateway dropped before it answered, so whether the gateway acted on it is unknown"
+}
+
+// Is matches wire.ErrOutcomeUnknown.
+func (e *OutcomeUnknownError) Is(target error) bool { return target == wire.ErrOutcomeUnknown }
+
+// Unwrap returns the cause.
+func (e *OutcomeUnknownError) Unwrap() error { return e.Cause }
+
+// lostErr is the error of a frame whose link failed: unknown outcome once
+// the writer began writing it, else not connected (nothing was sent).
+func lostErr(started *atomic.Bool, cause error) error {
+	if started != nil && started.Load() {
+		return &OutcomeUnknownError{Cause: cause}
+	}
+	return cause
+}
+
 // conn is one live WebSocket to the gateway: one reader goroutine, one
 // writer goroutine, and a table of calls waiting for responses.
 type conn struct {
@@ -37,7 +70,7 @@ type conn struct {
 	err     error
 	nextID  atomic.Int64
 	pmu     sync.Mutex
-	pending map[int64]chan callResult
+	pending map[int64]waiting
 	// lastRead is the clock time (UnixNano) of the last message or pong.
 	lastRead atomic.Int64
 	// reads counts the messages and pongs received.
@@ -51,7 +84,7 @@ func newConn(ws *websocket.Conn, now time.Time) *conn {
 		ws:      ws,
 		send:    make(chan outFrame, sendQueueLen),
 		done:    make(chan struct{}),
-		pending: make(map[int64]chan callResult),
+		pending: make(map[int64]waiting),
 	}
 	c.lastRead.Store(now.UnixNano())
 	ws.SetReadLimit(MaxFrameBytes)
@@ -67,8 +100,8 @@ func (c *conn) fail(err error) {
 		close(c.done)
 		c.ws.Close()
 		c.pmu.Lock()
-		for id, ch := range c.pending {
-			ch <- callResult{err: ErrNotConnected}
+		for id, w := range c.pending {
+			w.ch <- callResult{err: lostErr(w.started, ErrNotConnected)}
 			delete(c.pending, id)
 		}
 		c.pmu.Unlock()
@@ -82,10 +115,12 @@ func (c *conn) reason() error {
 }
 
 // outFrame is one data frame for the writer; ack, when set, receives the
-// write's outcome.
+// write's outcome; started, when set, is set just before the write begins
+// (from then on the gateway may receive it).
 type outFrame struct {
-	b   []byte
-	ack chan error
+	b       []byte
+	ack     chan error
+	started *atomic.Bool
 }
 
 // writeLoop is the only goroutine that writes data frames.
@@ -95,6 +130,10 @@ func (c *conn) writeLoop() {
 		case <-c.done:
 			return
 		case f := <-c.send:
+			if f.started != nil {
+				// From here on, part of the frame may reach the gateway.
+				f.started.Store(true)
+			}
 			c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
 			err := c.ws.WriteMessage(websocket.TextMessage, f.b)
 			if f.ack != nil {
@@ -116,14 +155,19 @@ func (c *conn) writeLoop() {
 
 // enqueue hands a frame to the writer. With wait it returns only once the
 // frame is written (or the write failed): answers to server requests have
-// no other confirmation than that.
-func (c *conn) enqueue(ctx context.Context, b []byte, wait bool) error {
+// no other confirmation than that. started, when not nil, is set once the
+// writer begins writing the frame; with wait, a failure after that is an
+// *OutcomeUnknownError, one before it means nothing was sent.
+func (c *conn) enqueue(ctx context.Context, b []byte, wait bool, started *atomic.Bool) error {
 	select {
 	case <-c.done:
 		return ErrNotConnected
 	default:
 	}
-	f := outFrame{b: b}
+	if wait && started == nil {
+		started = new(atomic.Bool)
+	}
+	f := outFrame{b: b, started: started}
 	if wait {
 		f.ack = make(chan error, 1)
 	}
@@ -139,8 +183,12 @@ func (c *conn) enqueue(ctx context.Context, b []byte, wait bool) error {
 	}
 	select {
 	case err := <-f.ack:
-		if err != nil {
+		switch {
+		case err == websocket.ErrCloseSent:
+			// Refused before any byte went out: not sent.
 			return fmt.Errorf("writing to the gateway failed: %w", err)
+		case err != nil:
+			return &OutcomeUnknownError{Cause: fmt.Errorf("writing to the gateway failed: %w", err)}
 		}
 		return nil
 	case <-c.done:
@@ -152,7 +200,9 @@ func (c *conn) enqueue(ctx context.Context, b []byte, wait bool) error {
 			}
 		default:
 		}
-		return ErrNotConnected
+		return lostErr(started, ErrNotConnected)
+	case <-ctx.Done():
+		return lostErr(started, ctx.Err())
 	}
 }
 
@@ -163,7 +213,7 @@ func (c *conn) call(ctx context.Context, method string, params any) (json.RawMes
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", method, err)
 	}
-	ch := make(chan callResult, 1)
+	w := waiting{ch: make(chan callResult, 1), started: new(atomic.Bool)}
 	c.pmu.Lock()
 	select {
 	case <-c.done:
@@ -171,18 +221,18 @@ func (c *conn) call(ctx context.Context, method string, params any) (json.RawMes
 		return nil, ErrNotConnected
 	default:
 	}
-	c.pending[id] = ch
+	c.pending[id] = w
 	c.pmu.Unlock()
-	if err := c.enqueue(ctx, b, false); err != nil {
+	if err := c.enqueue(ctx, b, false, w.started); err != nil {
 		c.forget(id)
 		return nil, err
 	}
 	select {
-	case r := <-ch:
+	case r := <-w.ch:
 		return r.result, r.err
 	case <-ctx.Done():
 		c.forget(id)
-		return nil, ctx.Err()
+		return nil, lostErr(w.started, ctx.Err())
 	}
 }
 
@@ -199,16 +249,16 @@ func (c *conn) resolve(f wire.Frame) bool {
 		return false
 	}
 	c.pmu.Lock()
-	ch, ok := c.pending[id]
+	w, ok := c.pending[id]
 	delete(c.pending, id)
 	c.pmu.Unlock()
 	if !ok {
 		return false
 	}
 	if f.Error != nil {
-		ch <- callResult{err: f.Error}
+		w.ch <- callResult{err: f.Error}
 	} else {
-		ch <- callResult{result: f.Result}
+		w.ch <- callResult{result: f.Result}
 	}
 	return true
 }

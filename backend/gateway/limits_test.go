@@ -54,11 +54,11 @@ func TestOpenServerRequestsBounded(t *testing.T) {
 	const over = 50
 	go func() {
 		for i := range MaxOpenServerRequests + over {
-			c.emitServerRequest(mk(fmt.Sprint("srq-", i)))
+			c.emitServerRequest(mk(fmt.Sprint("srq-", i)), nil)
 		}
-		c.emitServerRequest(mk("srq-0")) // a repeat of an open one: not delivered again
+		c.emitServerRequest(mk("srq-0"), nil) // a repeat of an open one: not delivered again
 		c.closeSRQ("srq-1")
-		c.emitServerRequest(mk("srq-after")) // room again
+		c.emitServerRequest(mk("srq-after"), nil) // room again
 		c.out.Close()
 	}()
 	delivered, refused := 0, 0

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -84,12 +83,15 @@ func (c *Client) RespondPrompt(ctx context.Context, a wire.PromptAnswer) (bool, 
 	if cn == nil {
 		return false, ErrNotConnected
 	}
-	id, _ := json.Marshal(a.RequestID)
+	id, err := c.srqID(a.RequestID)
+	if err != nil {
+		return false, err
+	}
 	b, err := wire.EncodeResult(id, result)
 	if err != nil {
 		return false, errors.New("the answer could not be encoded")
 	}
-	err = cn.enqueue(ctx, b, true)
+	err = cn.enqueue(ctx, b, true, nil)
 	for i := range b {
 		b[i] = 0
 	}

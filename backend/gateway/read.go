@@ -140,9 +140,9 @@ func (c *Client) handleServerRequest(cn *conn, f wire.Frame, now time.Time) {
 	// one meant to answer it, so Herald stays silent there.
 	if !servedServerRequest(f.Method) && !c.FanOut() {
 		b, _ := wire.EncodeError(f.ID, wire.CodeMethodNotFound, "Herald does not handle "+f.Method)
-		_ = cn.enqueue(context.Background(), b, false)
+		_ = cn.enqueue(context.Background(), b, false, nil)
 	}
-	c.emitServerRequest(c.withStored(ev))
+	c.emitServerRequest(c.withStored(ev), f.ID)
 }
 
 // serverRequestEvent builds the event for a server request frame.

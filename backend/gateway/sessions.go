@@ -128,7 +128,7 @@ func (c *Client) attached(s *session, running, listsOpen bool) {
 		s.quietSince = c.clk.Now()
 		defer c.wakeHeartbeat()
 	}
-	p, _ := json.Marshal(ElsewherePayload{Key: s.stored, Reason: map[bool]string{true: "taken back", false: "followed"}[was]})
+	p, _ := json.Marshal(ElsewherePayload{Key: s.stored, Reason: map[bool]string{true: "taken back", false: "followed"}[was], Running: running})
 	ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: EventFollowed, Payload: p, ReceivedAt: c.clk.Now()}
 	c.out.Push(ev)
 	c.mu.Unlock()
@@ -278,7 +278,7 @@ func (c *Client) openRequests(live string, reqs []openRequest, replayed bool) {
 			ev.Session = live
 		}
 		ev.Replayed = replayed
-		c.emitServerRequest(ev)
+		c.emitServerRequest(ev, r.ID)
 	}
 }
 
@@ -292,7 +292,8 @@ func (c *Client) openRequests(live string, reqs []openRequest, replayed bool) {
 // refused, shown as a flood and not answered (the gateway times it out).
 // One whose id or session is longer than maxTrackedIDBytes is delivered
 // untracked (the inbox fails it: it cannot be answered faithfully).
-func (c *Client) emitServerRequest(ev wire.Event) {
+// rawID is the id as sent: a numeric one is answered as a number.
+func (c *Client) emitServerRequest(ev wire.Event, rawID json.RawMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ev.Kind == wire.ApprovalServerRequest || ev.IsPrompt() {
@@ -312,6 +313,11 @@ func (c *Client) emitServerRequest(ev wire.Event) {
 		default:
 			c.openSRQ[ev.RequestID] = ev.Session
 			c.srqParams[ev.RequestID] = digest
+			if len(rawID) > 0 && rawID[0] != '"' {
+				c.srqNumeric[ev.RequestID] = true
+			} else {
+				delete(c.srqNumeric, ev.RequestID)
+			}
 		}
 	}
 	c.dispatchLocked(ev)
@@ -347,12 +353,18 @@ func (c *Client) withEpochLocked(ev wire.Event) wire.Event {
 // closeSRQ forgets a server request that was answered or cancelled.
 func (c *Client) closeSRQ(id string) {
 	c.mu.Lock()
+	c.forgetSRQLocked(id)
+	c.mu.Unlock()
+}
+
+// forgetSRQLocked forgets an open server request.
+func (c *Client) forgetSRQLocked(id string) {
 	delete(c.openSRQ, id)
 	delete(c.srqParams, id)
+	delete(c.srqNumeric, id)
 	if len(c.openSRQ) < MaxOpenServerRequests/2 {
 		c.srqCapped = false
 	}
-	c.mu.Unlock()
 }
 
 // reconcileOpen withdraws, with a synthetic request.cancel, approvals that
@@ -372,8 +384,7 @@ func (c *Client) reconcileOpen(s *session, before []string, listed map[string]bo
 	}
 	sort.Strings(gone)
 	for _, id := range gone {
-		delete(c.openSRQ, id)
-		delete(c.srqParams, id)
+		c.forgetSRQLocked(id)
 		p, _ := json.Marshal(wire.CancelPayload{ID: id, Method: wire.ApprovalServerRequest, Reason: "not_pending_after_reconnect"})
 		ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: wire.RequestCancel, RequestID: id, Payload: p, ReceivedAt: now}
 		ev.DecodeData()
@@ -539,8 +550,7 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 		}
 		for _, ev := range replayed {
 			if ev.Kind == wire.RequestCancel {
-				delete(c.openSRQ, ev.RequestID)
-				delete(c.srqParams, ev.RequestID)
+				c.forgetSRQLocked(ev.RequestID)
 			}
 			c.deliverLocked(s, ev)
 		}
@@ -694,4 +704,5 @@ func (c *Client) withdrawOpenLocked() {
 	}
 	clear(c.openSRQ)
 	clear(c.srqParams)
+	clear(c.srqNumeric)
 }
