@@ -84,4 +84,7 @@ type ElsewherePayload struct {
 	Key    string `json:"key,omitempty"`
 	Title  string `json:"title,omitempty"`
 	Reason string `json:"reason"`
+	// Running (EventFollowed): a turn was under way when Herald attached,
+	// so an approval may already wait there unseen.
+	Running bool `json:"running,omitempty"`
 }
