@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -148,6 +149,9 @@ type Inbox struct {
 	live, ended map[string]int
 	floods      map[string]*Flood
 	poisoned    map[string]bool // event-form sessions with refused arrivals
+	// fifo holds the sessions (eventNS) whose answer order Herald cannot
+	// prove, with why (see bind.go); a session not in it is provable.
+	fifo map[string]string
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -169,6 +173,7 @@ func New(opt Options) *Inbox {
 		live:      map[string]int{},
 		ended:     map[string]int{},
 		poisoned:  map[string]bool{},
+		fifo:      map[string]string{},
 		stop:      make(chan struct{}),
 
 		maxCommand: opt.MaxCommandBytes,
@@ -242,7 +247,7 @@ func (in *Inbox) do(fn func(now time.Time)) {
 func (in *Inbox) sweepLocked(now time.Time) {
 	var due []*item
 	for _, it := range in.items {
-		if (it.State == StatePending && !now.Before(it.ExpiresAt)) || (!it.State.Live() && !now.Before(in.forgetAt(it))) {
+		if ((it.State == StatePending || it.State == StateSentUnknown) && !now.Before(it.ExpiresAt)) || (!it.State.Live() && !now.Before(in.forgetAt(it))) {
 			due = append(due, it)
 		}
 	}
@@ -250,6 +255,13 @@ func (in *Inbox) sweepLocked(now time.Time) {
 	for _, it := range due {
 		if it.State == StatePending {
 			in.endLocked(it, ending{StateExpired, Outcome{Detail: "no answer before the gateway's timeout"}}, now)
+			continue
+		}
+		if it.State == StateSentUnknown {
+			it.State = StateOutcomeUnknown
+			it.Outcome.Detail = fmt.Sprintf("outcome unknown: Herald's answer %q was sent before the link dropped, and the gateway's timeout passed without it saying whether the answer took effect", it.Outcome.Choice)
+			it.Outcome.At = now
+			in.emitLocked(ChangeUpdated, it, now)
 			continue
 		}
 		delete(in.items, it.Key)
@@ -366,6 +378,11 @@ func (in *Inbox) endLocked(it *item, e ending, now time.Time) {
 		if it.hint == nil {
 			it.hint = &e
 		}
+	case StateSentUnknown:
+		e = unknownEnding(it, e)
+		it.State, it.Outcome = e.state, e.out
+		it.Outcome.At = now
+		in.emitLocked(ChangeUpdated, it, now)
 	}
 }
 
@@ -513,25 +530,30 @@ func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item
 	switch {
 	case !ok:
 		return nil, ErrNotFound
+	case it.State == StateSentUnknown || it.State == StateOutcomeUnknown:
+		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, Unknown: true}
 	case it.State == StateAnswering || it.State == StateResolved:
 		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
 	case it.State != StatePending:
 		return nil, &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome}
+	case it.Dialect == DialectServerRequest && it.RequestID == "":
+		return nil, ErrNoRequestID
+	}
+	if choice != ChoiceDeny && slices.Contains(knownChoices, choice) {
+		if err := denyOnlyErr(it.Request); err != nil {
+			return nil, err
+		}
+	}
+	switch {
 	case !it.Offers(choice):
 		return nil, fmt.Errorf("%q is not offered for this request; choose one of: %s", choice, strings.Join(it.Choices, ", "))
-	case choice != ChoiceDeny && it.Kind == KindApproval && it.Command == "":
-		return nil, ErrCommandUnseen
-	case choice != ChoiceDeny && it.Truncated:
-		return nil, &TruncatedError{Size: it.CommandBytes, Kept: len(it.Command)}
-	case choice != ChoiceDeny && it.Conflict != "":
-		return nil, &ConflictError{Why: it.Conflict}
-	case choice != ChoiceDeny && Undecodable(it.Command):
-		return nil, &ConflictError{Why: UndecodableWhy}
 	case choice == ChoiceAlways && !confirmAlways:
 		return nil, ErrConfirmAlways
 	}
 	switch first := in.fifoHeadLocked(it); {
 	case first == it:
+	case first.State == StateSentUnknown:
+		return nil, fmt.Errorf("the answer to the earlier request from this session (%s) was sent and its outcome is unknown; this gateway applies answers in arrival order, so Herald sends nothing more in this session until it learns the outcome (answer in Hermes itself if it cannot wait)", first.DisplayCommand())
 	case first.State == StateAnswering:
 		return nil, fmt.Errorf("an answer to the earlier request from this session (%s) is on its way; this gateway applies answers in arrival order, so answer this one once that is confirmed", first.DisplayCommand())
 	case first.Uncertain:
@@ -567,6 +589,9 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 	case it.hint != nil:
 		e = *it.hint
 		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: serr == nil, Cause: serr}
+	case serr != nil && answerIsUnknown(serr):
+		in.unknownLocked(it, serr, now)
+		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Err: serr}
 	case serr != nil && late:
 		e = ending{StateExpired, Outcome{Detail: "the answer could not be sent before the gateway's timeout"}}
 		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Cause: serr}
@@ -600,6 +625,13 @@ func (in *Inbox) Dismiss(key, surface string) error {
 		switch {
 		case !ok:
 			err = ErrNotFound
+		case it.State == StateSentUnknown:
+			// The user settles the question of the outcome themselves
+			// (they checked in Hermes): it stays unknown to Herald.
+			it.State = StateOutcomeUnknown
+			it.Outcome.Detail = fmt.Sprintf("outcome unknown: Herald's answer %q was sent before the link dropped; dismissed from %s before the gateway said whether it took effect", it.Outcome.Choice, VisibleLine(surface))
+			it.Outcome.At = now
+			in.emitLocked(ChangeUpdated, it, now)
 		case it.State == StateAnswering || it.State == StateResolved:
 			err = &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
 		case it.State != StatePending:

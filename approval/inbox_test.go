@@ -52,10 +52,10 @@ func TestExpiresAtUsesConfiguredTimeoutNotGatewayClock(t *testing.T) {
 	})
 	f.in.Ingest(srq("g1", "s1", "srq-1", "rm -rf x", t0)) // expires_at 1234.5 on the gateway's monotonic clock
 	f.in.Ingest(srq("g2", "s1", "srq-1", "rm -rf x", t0))
-	if got := f.get(t, "g1/srq/srq-1").ExpiresAt; !got.Equal(t0.Add(DefaultTimeout)) {
+	if got := f.get(t, "g1/srq/s1/srq-1").ExpiresAt; !got.Equal(t0.Add(DefaultTimeout)) {
 		t.Errorf("g1 expires %v, want received + 300 s", got)
 	}
-	if got := f.get(t, "g2/srq/srq-1").ExpiresAt; !got.Equal(t0.Add(10 * time.Minute)) {
+	if got := f.get(t, "g2/srq/s1/srq-1").ExpiresAt; !got.Equal(t0.Add(10 * time.Minute)) {
 		t.Errorf("g2 expires %v, want received + its 10 min", got)
 	}
 }
@@ -75,11 +75,11 @@ func TestKeys(t *testing.T) {
 	for _, r := range f.in.Snapshot().Requests {
 		keys = append(keys, r.Key)
 	}
-	want := []string{"g1/srq/srq-7", "g1/q/q9", "g1/ev/s1/1", "g1/ev/s1/2", "g1/ev/20261202_x/1"}
+	want := []string{"g1/srq/s1/srq-7", "g1/q/s1/q9", "g1/ev/s1/1", "g1/ev/s1/2", "g1/ev/20261202_x/1"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}
-	if r := f.get(t, "g1/srq/srq-7"); r.QueueID != "q-srq-7" || r.RequestID != "srq-7" || r.Dialect != DialectServerRequest {
+	if r := f.get(t, "g1/srq/s1/srq-7"); r.QueueID != "q-srq-7" || r.RequestID != "srq-7" || r.Dialect != DialectServerRequest {
 		t.Fatalf("server request ids: %+v", r)
 	}
 }
@@ -94,9 +94,11 @@ func TestAnswer(t *testing.T) {
 		extra func(*fixture)
 	}{
 		{"event form", legacy("g1", "s1", "git reset --hard HEAD", t0), "g1/ev/s1/1", sent{"approval.respond", "s1", "once", ""}, nil},
-		{"event form with queue id", event("g1", "s1", wire.ApprovalRequest, t0, map[string]any{"command": "x", "request_id": "q1"}), "g1/q/q1", sent{"approval.respond", "s1", "once", "q1"}, nil},
-		{"server request", srq("g1", "s1", "srq-1", "x", t0), "g1/srq/srq-1", sent{"response", "", "once", "srq-1"}, nil},
-		{"after a new runtime id", withStored(legacy("g1", "s1", "x", t0), "st"), "g1/ev/st/1", sent{"approval.respond", "s9", "once", ""}, func(f *fixture) {
+		{"event form with queue id", event("g1", "s1", wire.ApprovalRequest, t0, map[string]any{"command": "x", "request_id": "q1"}), "g1/q/s1/q1", sent{"approval.respond", "s1", "once", "q1"}, nil},
+		{"server request", srq("g1", "s1", "srq-1", "x", t0), "g1/srq/s1/srq-1", sent{"response", "", "once", "srq-1"}, nil},
+		// The reconnect lost the proof that it is the session's oldest
+		// approval: only deny, sent to the new runtime id.
+		{"after a new runtime id", withStored(legacy("g1", "s1", "x", t0), "st"), "g1/ev/st/1", sent{"approval.respond", "s9", "deny", ""}, func(f *fixture) {
 			f.in.Ingest(withStored(resync("g1", "s9", "new-runtime", t0), "st"))
 		}},
 	}
@@ -109,14 +111,14 @@ func TestAnswer(t *testing.T) {
 				tt.extra(f)
 			}
 			f.clk.Advance(time.Second)
-			if err := f.in.Answer(ctx, tt.key, "once", "tray", false); err != nil {
+			if err := f.in.Answer(ctx, tt.key, tt.want.choice, "tray", false); err != nil {
 				t.Fatal(err)
 			}
 			if got := f.ans["g1"].sent(); !slices.Equal(got, []sent{tt.want}) {
 				t.Fatalf("sent %+v, want %+v", got, tt.want)
 			}
 			r := f.get(t, tt.key)
-			if r.State != StateResolved || r.Outcome != (Outcome{Choice: "once", Surface: "tray", At: t0.Add(time.Second)}) || r.Uncertain {
+			if r.State != StateResolved || r.Outcome != (Outcome{Choice: tt.want.choice, Surface: "tray", At: t0.Add(time.Second)}) || r.Uncertain {
 				t.Fatalf("after answer: %s %+v uncertain=%v", r.State, r.Outcome, r.Uncertain)
 			}
 		})
@@ -216,7 +218,7 @@ func TestFailedSendStaysPendingAndCanBeRetried(t *testing.T) {
 	f.in.Ingest(srq("g1", "s1", "srq-1", "x", t0))
 	cause := errors.New("write wss://gw:9119/api/ws?token=SECRET123: broken pipe")
 	f.ans["g1"].set(0, cause, nil)
-	err := f.in.Answer(ctx, "g1/srq/srq-1", "deny", "tray", false)
+	err := f.in.Answer(ctx, "g1/srq/s1/srq-1", "deny", "tray", false)
 	var se *SendError
 	if !errors.As(err, &se) || !errors.Is(err, cause) || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "still pending, try again") {
 		t.Fatalf("err = %v", err)
@@ -226,7 +228,7 @@ func TestFailedSendStaysPendingAndCanBeRetried(t *testing.T) {
 		t.Fatalf("after a failed send: %s, LastError %q", r.State, r.LastError)
 	}
 	f.ans["g1"].set(1, nil, nil)
-	if err := f.in.Answer(ctx, "g1/srq/srq-1", "deny", "window", false); err != nil {
+	if err := f.in.Answer(ctx, "g1/srq/s1/srq-1", "deny", "window", false); err != nil {
 		t.Fatal(err)
 	}
 	if r := f.only(t); r.State != StateResolved || r.LastError != "" || r.Outcome.Surface != "window" {
@@ -246,7 +248,7 @@ func TestSendFailsAfterDeadline(t *testing.T) {
 	f.in.Ingest(srq("g1", "s1", "srq-1", "x", t0))
 	f.ans["g1"].set(0, errors.New("timeout"), func() { f.clk.Advance(DefaultTimeout) })
 	var ended *EndedError
-	if err := f.in.Answer(ctx, "g1/srq/srq-1", "once", "tray", false); !errors.As(err, &ended) || ended.State != StateExpired {
+	if err := f.in.Answer(ctx, "g1/srq/s1/srq-1", "once", "tray", false); !errors.As(err, &ended) || ended.State != StateExpired {
 		t.Fatalf("err = %v, want expired", err)
 	}
 }
@@ -258,9 +260,9 @@ func TestConcurrentAnswersFirstWins(t *testing.T) {
 	inSend, release := make(chan struct{}), make(chan struct{})
 	f.ans["g1"].set(1, nil, func() { close(inSend); <-release })
 	first := make(chan error)
-	go func() { first <- f.in.Answer(ctx, "g1/srq/srq-1", "once", "tray", false) }()
+	go func() { first <- f.in.Answer(ctx, "g1/srq/s1/srq-1", "once", "tray", false) }()
 	<-inSend
-	err := f.in.Answer(ctx, "g1/srq/srq-1", "deny", "window", false)
+	err := f.in.Answer(ctx, "g1/srq/s1/srq-1", "deny", "window", false)
 	var ae *AnsweredError
 	if !errors.As(err, &ae) || !ae.InFlight || ae.Surface != "tray" || !strings.Contains(err.Error(), `"once" from tray`) {
 		t.Fatalf("second answer: %v", err)
@@ -269,7 +271,7 @@ func TestConcurrentAnswersFirstWins(t *testing.T) {
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	err = f.in.Answer(ctx, "g1/srq/srq-1", "deny", "window", false)
+	err = f.in.Answer(ctx, "g1/srq/s1/srq-1", "deny", "window", false)
 	if !errors.As(err, &ae) || ae.InFlight || !strings.Contains(err.Error(), `already answered: "once" from tray`) {
 		t.Fatalf("late answer: %v", err)
 	}
@@ -401,7 +403,7 @@ func TestFIFOOrderForIdlessEvents(t *testing.T) {
 	if err == nil || !strings.HasSuffix(err.Error(), "answer the earlier request from this session first (git reset --hard HEAD)") {
 		t.Fatalf("err = %v", err)
 	}
-	if err := f.in.Answer(ctx, "g1/srq/srq-1", "once", "tray", false); err != nil {
+	if err := f.in.Answer(ctx, "g1/srq/s1/srq-1", "once", "tray", false); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"g1/ev/s1/1", "g1/ev/s1/2"} {
@@ -426,10 +428,10 @@ func TestResyncMakesLegacyRequestsUncertain(t *testing.T) {
 	if want := map[string]bool{"a": true, "b": true, "c": false, "d": false}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("uncertain %v, want %v", got, want)
 	}
-	if err := f.in.Answer(ctx, "g1/ev/s1/2", "once", "window", false); err == nil || !strings.Contains(err.Error(), "or dismiss it if it is no longer waiting") {
+	if err := f.in.Answer(ctx, "g1/ev/s1/2", "deny", "window", false); err == nil || !strings.Contains(err.Error(), "or dismiss it if it is no longer waiting") {
 		t.Fatalf("answering behind an uncertain request: %v", err)
 	}
-	if err := f.in.Dismiss("g1/srq/srq-1", "tray"); err == nil || !strings.Contains(err.Error(), "cannot be dismissed") {
+	if err := f.in.Dismiss("g1/srq/s1/srq-1", "tray"); err == nil || !strings.Contains(err.Error(), "cannot be dismissed") {
 		t.Fatalf("dismissing a certain request: %v", err)
 	}
 	if err := f.in.Dismiss("g1/ev/s1/1", "tray"); err != nil {
@@ -438,8 +440,13 @@ func TestResyncMakesLegacyRequestsUncertain(t *testing.T) {
 	if r := f.get(t, "g1/ev/s1/1"); r.State != StateCancelled || r.Outcome.Reason != CancelDismissed || r.Outcome.Surface != "tray" {
 		t.Fatalf("dismissed: %+v", r)
 	}
-	// The other one stays answerable.
-	if err := f.in.Answer(ctx, "g1/ev/s1/2", "once", "window", false); err != nil {
+	// The other one stays answerable, with deny only: after the gap
+	// Herald cannot prove it is the session's oldest.
+	var ue *UnboundError
+	if err := f.in.Answer(ctx, "g1/ev/s1/2", "once", "window", false); !errors.As(err, &ue) {
+		t.Fatalf("approving after the gap: %v, want an UnboundError", err)
+	}
+	if err := f.in.Answer(ctx, "g1/ev/s1/2", "deny", "window", false); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.ans["g1"].sent()) != 1 {
@@ -452,7 +459,7 @@ func TestRedeliveryRearmsWithoutDuplicating(t *testing.T) {
 	f := newFixture(t, nil)
 	f.in.Ingest(srq("g1", "s1", "srq-1", "x", t0))
 	f.ans["g1"].set(0, errors.New("not connected"), nil)
-	_ = f.in.Answer(ctx, "g1/srq/srq-1", "once", "tray", false)
+	_ = f.in.Answer(ctx, "g1/srq/s1/srq-1", "once", "tray", false)
 	again := srq("g1", "s1", "srq-1", "x", t0.Add(time.Minute))
 	again.Replayed = true
 	f.in.Ingest(again)

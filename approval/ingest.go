@@ -24,6 +24,7 @@ import (
 func (in *Inbox) Ingest(ev wire.Event) {
 	switch {
 	case ev.Kind == wire.ApprovalRequest, ev.Kind == wire.ApprovalServerRequest, ev.Kind == wire.RequestCancel, ev.Kind == wire.Resync, ev.Kind == wire.ToolComplete, ev.Kind == wire.MessageComplete:
+	case ev.Kind == sessionFollowed, ev.Kind == sessionElsewhere, ev.Kind == approvalResponded:
 	case ev.IsPrompt(), ev.IsPromptExpire(), ev.Kind == wire.Refused:
 	case wire.IsRunEnd(ev.Kind):
 	default:
@@ -52,12 +53,13 @@ func (in *Inbox) Ingest(ev wire.Event) {
 		case wire.RunCompleted, wire.RunFailed, wire.RunCancelled, wire.RunInterrupted:
 			in.runEndLocked(ev, now)
 		case wire.MessageComplete:
-			if cp, ok := ev.Data.(*wire.CompletePayload); ok && cp.Status == "interrupted" {
-				for _, it := range in.sessionLocked(ev, func(it *item) bool { return it.State.Live() }) {
-					it.toolSeen = true
-					in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelInterrupted, Detail: "the agent's turn ended interrupted"}}, now)
-				}
-			}
+			in.turnEndLocked(ev, now)
+		case sessionFollowed:
+			in.followedLocked(ev, now)
+		case sessionElsewhere:
+			in.breakFIFOLocked(eventNS(Request{Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession}), unboundElsewhere, now)
+		case approvalResponded:
+			in.respondedLocked(ev, now)
 		}
 	})
 }
@@ -103,11 +105,13 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 	r.Epoch = ev.Epoch
 	tooLong := in.boundLocked(&r)
 
+	// A gateway-given id is the key only together with its session: the
+	// same id in two sessions names two requests.
 	switch {
 	case r.Dialect == DialectServerRequest && r.RequestID != "":
-		r.Key = in.srqKey(r.Gateway, r.RequestID)
+		r.Key = in.srqKey(r.Gateway, r.Session+"/"+r.RequestID)
 	case r.Dialect == DialectEvent && r.QueueID != "":
-		r.Key = r.Gateway + "/q/" + r.QueueID
+		r.Key = r.Gateway + "/q/" + r.Session + "/" + r.QueueID
 	}
 	if r.Key != "" {
 		if old, dup := in.items[r.Key]; dup && old.restored && old.State.Live() {
@@ -120,9 +124,12 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 			in.rearmRequestLocked(old, ev, now)
 			return
 		}
-		if conflict {
+		if conflict || in.idInOtherSessionLocked(r) {
 			r.Conflict = conflictText(r)
 		}
+	}
+	if why, broken := in.fifo[eventNS(r)]; broken && idless(r) {
+		unbind(&r, why)
 	}
 	if r.Key == "" || r.Dialect == DialectServerRequest {
 		// A request restored from the log that the gateway offers again:
@@ -136,7 +143,7 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 		ns := eventNS(r)
 		r.Key = in.evKey(ns)
 		if in.poisoned[ns] || in.poisoned[r.Gateway+"/ev/*"] {
-			r.Conflict = "Herald refused earlier approvals from this session while its gateway was flooding, and this gateway applies answers in arrival order, so an approval could reach one of those instead"
+			r.Conflict = unboundRefused
 		}
 	}
 
@@ -178,6 +185,11 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 // an open request is no longer uncertain. It is never duplicated.
 func (in *Inbox) rearmRequestLocked(it *item, ev wire.Event, now time.Time) {
 	switch {
+	case it.State == StateSentUnknown:
+		// Listed again under its own id: the gateway still waits, so the
+		// answer did not reach it, and an answer by this id is bound.
+		it.State, it.LastError, it.Uncertain = StatePending, "your answer did not reach the gateway before the link dropped: it still waits for this request, answer again", false
+		it.Outcome = Outcome{At: now, Detail: "the gateway listed it again as waiting after the link dropped"}
 	case it.State.Live() && (it.Uncertain || it.LastError != ""):
 		it.Uncertain, it.LastError = false, ""
 	case it.State == StateResolved && ev.Replayed && it.Outcome.Detail == "":
@@ -262,7 +274,8 @@ func (in *Inbox) cancelLocked(ev wire.Event, now time.Time) {
 // events may have been missed, and this form has no way to ask the gateway
 // what is still pending. A new live session id is adopted for answering.
 func (in *Inbox) resyncLocked(ev wire.Event, now time.Time) {
-	for _, it := range in.sessionLocked(ev, func(it *item) bool { return it.State.Live() }) {
+	in.breakFIFOLocked(eventNS(Request{Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession}), unboundGap, now)
+	for _, it := range in.sessionLocked(ev, func(it *item) bool { return it.State == StatePending }) {
 		if it.Uncertain && (ev.Session == "" || it.Session == ev.Session) {
 			continue
 		}
@@ -306,10 +319,57 @@ func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
 		return
 	}
 	it.toolSeen = true
+	if it.State == StateSentUnknown && (blocked == nil || denied) {
+		// The command ran, or was denied: that is the answer's outcome.
+		how := "the command ran (its tool.complete followed)"
+		if denied {
+			how = "the command was denied (its tool.complete said so)"
+		}
+		in.learnedLocked(it, blocked == nil, how, now)
+		return
+	}
 	if blocked == nil || (denied && it.State == StateAnswering && it.Outcome.Choice == ChoiceDeny) {
 		return
 	}
 	in.endLocked(it, *blocked, now)
+}
+
+// turnEndLocked applies message.complete: an interrupted turn ends the
+// session's open requests; a turn that ended leaves nothing waiting, so
+// an answer whose outcome Herald did not learn stays unknown, and the
+// session's answer order is provable again.
+func (in *Inbox) turnEndLocked(ev wire.Event, now time.Time) {
+	cp, _ := ev.Data.(*wire.CompletePayload)
+	for _, it := range in.sessionLocked(ev, func(it *item) bool { return it.State.Live() }) {
+		switch {
+		case cp != nil && cp.Status == "interrupted":
+			it.toolSeen = true
+			in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelInterrupted, Detail: "the agent's turn ended interrupted"}}, now)
+		case it.State == StateSentUnknown:
+			in.endLocked(it, ending{StateCancelled, Outcome{Detail: "the agent's turn ended"}}, now)
+		}
+	}
+	in.cleanFIFOLocked(eventNS(Request{Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession}))
+}
+
+// idInOtherSessionLocked reports whether a server request's id is already
+// open in another session of its gateway: an answer by that id could
+// reach either, so both are flagged.
+func (in *Inbox) idInOtherSessionLocked(r Request) bool {
+	if r.Dialect != DialectServerRequest {
+		return false
+	}
+	hit := false
+	for _, o := range in.srqItemsLocked(r.Gateway, r.RequestID, r.Epoch) {
+		if o.Session != r.Session && o.State.Live() && !o.Kind.IsPrompt() {
+			hit = true
+			if o.Conflict == "" {
+				o.Conflict = conflictText(r)
+				in.emitLocked(ChangeUpdated, o, in.clk.Now())
+			}
+		}
+	}
+	return hit
 }
 
 // blockedEnding reads a 0.18.2 tool error: how the request ended, and

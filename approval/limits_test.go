@@ -136,11 +136,11 @@ func TestPendingLimitFlood(t *testing.T) {
 		t.Fatalf("%d refused changes, %d refused audit entries, want 6 each", refused, nlogged)
 	}
 	// Room again: the flood is over, still shown, and new requests come in.
-	if err := f.in.Answer(ctx, "g1/srq/srq-0", ChoiceDeny, "window", false); err != nil {
+	if err := f.in.Answer(ctx, "g1/srq/s1/srq-0", ChoiceDeny, "window", false); err != nil {
 		t.Fatal(err)
 	}
 	f.in.Ingest(srq("g1", "s1", "srq-new", "echo new", t0))
-	if _, ok := f.in.Get("g1/srq/srq-new"); !ok {
+	if _, ok := f.in.Get("g1/srq/s1/srq-new"); !ok {
 		t.Fatal("a request after the flood was refused")
 	}
 	s = f.in.Snapshot()
@@ -206,11 +206,11 @@ func TestInboxBoundsProperty(t *testing.T) {
 					id := fmt.Sprintf("srq-%d", step)
 					ids = append(ids, gw+" "+id)
 					cmd := strings.Repeat("x", rng.IntN(100))
-					distinct[gw+"/srq/"+id] = true
+					distinct[gw+"/srq/s1/"+id] = true
 					f.in.Ingest(srq(gw, "s1", id, cmd, f.clk.Now()))
 				case op < 7:
 					g, id, _ := strings.Cut(ids[rng.IntN(len(ids))], " ")
-					f.in.Answer(ctx, g+"/srq/"+id, ChoiceDeny, "window", false)
+					f.in.Answer(ctx, g+"/srq/s1/"+id, ChoiceDeny, "window", false)
 				case op < 9:
 					g, id, _ := strings.Cut(ids[rng.IntN(len(ids))], " ")
 					f.in.Ingest(cancel(g, "s1", id, "timeout", f.clk.Now()))
@@ -287,7 +287,7 @@ func TestDuplicateIDConflict(t *testing.T) {
 		t.Fatalf("a re-delivery made %d requests", n)
 	}
 	f.in.Ingest(srq("g1", "s1", "srq-7", "rm -rf ~", t0))
-	a, b := f.get(t, "g1/srq/srq-7"), f.get(t, "g1/srq/srq-7#2")
+	a, b := f.get(t, "g1/srq/s1/srq-7"), f.get(t, "g1/srq/s1/srq-7#2")
 	if a.Command != "ls -la" || b.Command != "rm -rf ~" {
 		t.Fatalf("merged: %q / %q", a.Command, b.Command)
 	}
@@ -335,7 +335,7 @@ func TestEpochRelistIsNew(t *testing.T) {
 			relisted := srq("g1", "s1", "srq-1", cmd, t0.Add(time.Minute))
 			relisted.Epoch, relisted.Replayed = "e2", true
 			f.in.Ingest(relisted)
-			o, n := f.get(t, "g1/srq/srq-1"), f.get(t, "g1/srq/srq-1@e2")
+			o, n := f.get(t, "g1/srq/s1/srq-1"), f.get(t, "g1/srq/s1/srq-1@e2")
 			if o.State != StateCancelled || !strings.Contains(o.Outcome.Detail, "restarted") {
 				t.Fatalf("old request %s (%s), want withdrawn", o.State, o.Outcome.Detail)
 			}

@@ -217,13 +217,12 @@ func (in *Inbox) expirePromptLocked(ev wire.Event, now time.Time) {
 // Only requests of the given replay epoch count (any, when either side
 // has none): after a gateway restart an id may name a new request.
 func (in *Inbox) srqItemsLocked(gateway, id, epoch string) []*item {
-	key := in.srqKey(gateway, id)
 	var out []*item
-	for k, it := range in.items {
+	for _, it := range in.items {
 		if epoch != "" && it.Epoch != "" && it.Epoch != epoch {
 			continue
 		}
-		if k == key || (strings.HasPrefix(k, key+"/") || strings.HasPrefix(k, key+"@") || strings.HasPrefix(k, key+"#")) && it.Dialect == DialectServerRequest {
+		if it.Dialect == DialectServerRequest && it.Gateway == gateway && it.RequestID == id {
 			out = append(out, it)
 		}
 	}

@@ -3,6 +3,7 @@ package approval
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -53,12 +54,14 @@ func TestReplayCaptures(t *testing.T) {
 	tests := []struct {
 		file string
 		want []string // final state (and choice or reason) per request
-		// uncertain: answered after a reconnect that 0.18.2 cannot replay
-		uncertain bool
+		// refused: the captured client approved after a reconnect that
+		// 0.18.2 cannot replay; Herald refuses that (it cannot prove the
+		// request is the session's oldest) and sends nothing
+		refused bool
 	}{
 		{"01_approve_once.txt", []string{"resolved once"}, false},
 		{"02_deny.txt", []string{"resolved deny"}, false},
-		{"04_disconnect_resume_pending_approval.txt", []string{"resolved once"}, true},
+		{"04_disconnect_resume_pending_approval.txt", []string{"pending "}, true},
 		{"08_interrupt_pending_approval.txt", []string{"cancelled interrupted"}, false},
 		{"11_approval_variants.txt", []string{"resolved session", "resolved always", "resolved once", "resolved once", "resolved once", "resolved deny"}, false},
 		{"12_approval_timeout.txt", []string{"expired "}, false},
@@ -75,7 +78,7 @@ func TestReplayCaptures(t *testing.T) {
 				}
 			}
 			stored := map[string]string{} // live -> stored session
-			uncertain := false            // some answer went to an Uncertain request
+			refused := false              // Herald refused an answer it could not bind
 			for _, l := range lines {
 				f.clk.Advance(t0.Add(l.at).Sub(f.clk.Now()))
 				fr, err := wire.DecodeFrame([]byte(l.body))
@@ -106,23 +109,23 @@ func TestReplayCaptures(t *testing.T) {
 						f.in.Ingest(withStored(resync("g1", live, "no-replay", f.clk.Now()), st))
 					}
 				case l.out && fr.Method == "approval.respond":
-					uncertain = replayAnswer(t, f, fr.Params, reply) || uncertain
+					refused = replayAnswer(t, f, fr.Params, reply) || refused
 				}
 			}
 			var got []string
 			for _, r := range f.in.Snapshot().Requests {
 				got = append(got, fmt.Sprintf("%s %s%s", r.State, r.Outcome.Choice, r.Outcome.Reason))
 			}
-			if !slices.Equal(got, tt.want) || uncertain != tt.uncertain {
-				t.Fatalf("final states %q uncertain %v, want %q %v", got, uncertain, tt.want, tt.uncertain)
+			if !slices.Equal(got, tt.want) || refused != tt.refused {
+				t.Fatalf("final states %q refused %v, want %q %v", got, refused, tt.want, tt.refused)
 			}
 		})
 	}
 }
 
 // replayAnswer answers as the captured client did, where Herald would, and
-// reports whether it answered an Uncertain request.
-func replayAnswer(t *testing.T, f *fixture, params, reply json.RawMessage) (uncertain bool) {
+// reports whether Herald refused an approval it could not bind.
+func replayAnswer(t *testing.T, f *fixture, params, reply json.RawMessage) (refused bool) {
 	t.Helper()
 	var p struct {
 		SessionID string `json:"session_id"`
@@ -161,10 +164,17 @@ func replayAnswer(t *testing.T, f *fixture, params, reply json.RawMessage) (unce
 	}
 	f.ans["g1"].set(min(r.Resolved, 1), nil, nil)
 	for _, q := range targets {
-		uncertain = uncertain || q.Uncertain
-		if err := f.in.Answer(ctx, q.Key, choice, "replay", true); err != nil {
+		err := f.in.Answer(ctx, q.Key, choice, "replay", true)
+		var ue *UnboundError
+		switch {
+		case q.Unbound != "" && choice != ChoiceDeny:
+			if !errors.As(err, &ue) {
+				t.Fatalf("approving unbound %s: %v, want an UnboundError", q.Key, err)
+			}
+			refused = true
+		case err != nil:
 			t.Fatalf("answer %s: %v", q.Key, err)
 		}
 	}
-	return uncertain
+	return refused
 }

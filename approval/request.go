@@ -47,7 +47,12 @@ const (
 
 // State is where a request is in its life cycle:
 // pending -> answering -> resolved, or pending -> cancelled | expired, or
-// failed on arrival. Resolved, cancelled, expired and failed are final.
+// failed on arrival. An answer whose link dropped after it was written is
+// answering -> sent-unknown, which Herald reconciles from what the gateway
+// says next (resolved, cancelled, expired, pending again when the gateway
+// lists the request as still waiting by its id) or, failing that, ends
+// outcome-unknown. Resolved, cancelled, expired, failed and
+// outcome-unknown are final.
 type State string
 
 const (
@@ -64,10 +69,24 @@ const (
 	StateExpired State = "expired"
 	// StateFailed arrived in a form Herald cannot answer; see Outcome.Error.
 	StateFailed State = "failed"
+	// StateSentUnknown: Herald's answer (Outcome.Choice) was written to
+	// the gateway, then the link dropped before the gateway confirmed it.
+	// It may have taken effect. Herald never sends it again blind; it
+	// learns the outcome from what the gateway says next.
+	StateSentUnknown State = "sent-unknown"
+	// StateOutcomeUnknown: Herald's answer was sent and Herald could not
+	// learn whether it took effect (final).
+	StateOutcomeUnknown State = "outcome-unknown"
 )
 
-// Live reports whether the request is still open (pending or answering).
-func (s State) Live() bool { return s == StatePending || s == StateAnswering }
+// Live reports whether the request is still open (pending, answering, or
+// sent with its outcome still to be learned).
+func (s State) Live() bool {
+	return s == StatePending || s == StateAnswering || s == StateSentUnknown
+}
+
+// UnknownDetail is what surfaces say of an answer in StateSentUnknown.
+const UnknownDetail = "answer sent, outcome unknown: the link dropped before the gateway confirmed it; Herald will not send it again and shows the outcome once the gateway reports it"
 
 // CancelReason says why a request was cancelled.
 type CancelReason string
@@ -162,13 +181,40 @@ type Request struct {
 	// Epoch is the gateway's replay epoch when the request arrived; a
 	// request re-listed under a new epoch is a new request.
 	Epoch string `json:"epoch,omitempty"`
+	// Unbound, when set, says why Herald cannot bind an approval to this
+	// request: the gateway takes only an id-less answer, which it applies
+	// to the session's oldest waiting approval, and Herald cannot prove
+	// that this is it (it did not see the session without a gap, a
+	// reconnect or a restart). Choices are then only deny.
+	Unbound string `json:"unbound,omitempty"`
+}
+
+// DenyOnly says why only deny is accepted for this approval ("" when an
+// approving answer may be sent): its command was not shown or not shown
+// whole, its id is in conflict, or the answer cannot be bound to it.
+func (r Request) DenyOnly() string {
+	switch {
+	case r.Kind.IsPrompt():
+		return ""
+	case r.Command == "":
+		return ErrCommandUnseen.Error()
+	case r.Truncated:
+		return (&TruncatedError{Size: r.CommandBytes, Kept: len(r.Command)}).Error()
+	case r.Conflict != "":
+		return r.Conflict
+	case Undecodable(r.Command):
+		return UndecodableWhy
+	case r.Unbound != "":
+		return r.Unbound
+	}
+	return ""
 }
 
 // OneClickApprovable reports whether a surface may offer approving this
 // request with one click (a notification or tray action): it offers
 // "once", its whole command is known and nothing makes it ambiguous.
 func (r Request) OneClickApprovable() bool {
-	return r.Offers(ChoiceOnce) && !r.Truncated && r.Conflict == ""
+	return r.Offers(ChoiceOnce) && r.DenyOnly() == ""
 }
 
 // DisplayCommand is the command exactly as it will run, with controls,
@@ -206,10 +252,16 @@ type AnsweredError struct {
 	At              time.Time // when it was given
 	// InFlight is true while the first answer is still being sent.
 	InFlight bool
+	// Unknown is true when the first answer was sent and its outcome is
+	// unknown (StateSentUnknown or StateOutcomeUnknown).
+	Unknown bool
 }
 
 // Error says who answered and what to do.
 func (e *AnsweredError) Error() string {
+	if e.Unknown {
+		return fmt.Sprintf("an answer (%q from %s at %s) was already sent and the link dropped before the gateway confirmed it, so its outcome is unknown; nothing more was sent, since a second answer could reach another request", e.Choice, e.Surface, e.At.Format("15:04:05"))
+	}
 	if e.InFlight {
 		return fmt.Sprintf("this request is already being answered (%q from %s); wait for the gateway to confirm it", e.Choice, VisibleLine(e.Surface))
 	}
@@ -260,8 +312,25 @@ func (e *EndedError) Error() string {
 // Unwrap returns Cause.
 func (e *EndedError) Unwrap() error { return e.Cause }
 
-// SendError is returned by Answer when the answer could not be delivered.
-// The request is pending again and the user can retry.
+// UnknownOutcomeError is returned by Answer when the answer was written to
+// the gateway and the link dropped before it confirmed it: the request is
+// in StateSentUnknown, and no retry is invited.
+type UnknownOutcomeError struct {
+	Gateway, Choice string
+	Err             error // from the Answerer; its text is scrubbed in Error
+}
+
+// Error says what is known, and that nothing more will be sent.
+func (e *UnknownOutcomeError) Error() string {
+	return fmt.Sprintf("your answer %q was sent to gateway %s, but the link dropped before the gateway confirmed it, so whether it took effect is unknown. Herald will not send it again: it shows the outcome once the gateway reports it (check the session in Hermes if it matters now)", e.Choice, e.Gateway)
+}
+
+// Unwrap returns Err.
+func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
+
+// SendError is returned by Answer when the answer was not sent (nothing
+// reached the gateway). The request is pending again and the user can
+// retry.
 type SendError struct {
 	Gateway, Choice string // where the answer was going, and what it was
 	Err             error  // from the Answerer; its text is scrubbed in Error

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -125,23 +126,25 @@ func (in *Inbox) restoreLocked(now time.Time) {
 			in.endRestoredPromptLocked(k, a, o.last, now)
 			continue
 		}
-		r := Request{
-			Key: k, Gateway: a.Gateway, Session: firstOf(o.last.Session, a.Session), StoredSession: firstOf(o.last.StoredSession, a.StoredSession),
-			Command: a.Command, Description: a.Description, Dialect: a.Dialect,
-			// What the gateway offered was not logged: offer the answers
-			// every gateway takes.
-			Choices:    []string{ChoiceOnce, ChoiceDeny},
-			ReceivedAt: a.At, State: StatePending, Uncertain: true,
-			Outcome: Outcome{At: now, Detail: restoredDetail},
-		}
-		if r.Dialect == "" {
-			r.Dialect = DialectEvent
-		}
+		r := restoredRequest(k, a, o.last, now)
 		r.ExpiresAt = r.ReceivedAt.Add(in.timeoutFor(r.Gateway))
 		it := &item{Request: r, restored: true}
 		in.seq++
 		it.seq = in.seq
 		in.items[k] = it
+		if idless(r) {
+			in.fifo[eventNS(r)] = unboundRestart
+		}
+		if o.last.State == StateAnswering || o.last.State == StateSentUnknown {
+			// Herald stopped while an answer was on its way or its
+			// outcome unknown: it may have taken effect, so it is never
+			// offered again.
+			it.State, it.Uncertain, it.restored = StateOutcomeUnknown, false, false
+			it.Outcome = Outcome{At: now, Choice: o.last.Choice, Surface: o.last.Surface,
+				Detail: fmt.Sprintf("outcome unknown: Herald stopped while its answer %q was on its way, before the gateway confirmed it", o.last.Choice)}
+			in.emitLocked(ChangeUpdated, it, now)
+			continue
+		}
 		if !now.Before(r.ExpiresAt) {
 			// Past its deadline: the gateway stopped waiting (and did not
 			// run the command) while Herald was away.
@@ -154,6 +157,57 @@ func (in *Inbox) restoreLocked(now time.Time) {
 		// brings it back to the user.
 		in.emitLocked(ChangeArrived, it, now)
 	}
+}
+
+// restoredRequest rebuilds an open approval from its arrival and latest
+// audit entries with every guard they recorded: the choices accepted then
+// (never more), its ids, session and epoch, and what made it deny-only.
+// An id-less one is deny-only (the proof that it is its session's oldest
+// waiting approval did not survive the restart), and so is one recorded
+// without its guards by an older Herald.
+func restoredRequest(k string, a, last Entry, now time.Time) Request {
+	g := last
+	if g.Guards == 0 {
+		g = a
+	}
+	r := Request{
+		Key: k, Kind: KindApproval, Gateway: a.Gateway, Session: firstOf(last.Session, a.Session), StoredSession: firstOf(last.StoredSession, a.StoredSession),
+		Command: a.Command, Description: a.Description, Dialect: a.Dialect,
+		RequestID: firstOf(g.RequestID, a.RequestID), QueueID: firstOf(g.QueueID, a.QueueID), Epoch: firstOf(g.Epoch, a.Epoch),
+		Truncated: g.Truncated || a.Truncated, CommandBytes: max(g.CommandBytes, a.CommandBytes), Conflict: firstOf(g.Conflict, a.Conflict),
+		Unbound:    g.Unbound,
+		Choices:    restoredChoices(a, g),
+		ReceivedAt: a.At, State: StatePending, Uncertain: true,
+		Outcome: Outcome{At: now, Detail: restoredDetail},
+	}
+	if r.Dialect == "" {
+		r.Dialect = DialectEvent
+	}
+	if r.Unbound != "" {
+		r.Choices = []string{ChoiceDeny}
+	}
+	switch {
+	case g.Guards == 0:
+		unbind(&r, "this request was recorded by an older Herald that did not keep what guards it, so after the restart only deny is accepted")
+	case idless(r):
+		unbind(&r, unboundRestart)
+	}
+	return r
+}
+
+// restoredChoices are the choices recorded for the request (those of its
+// latest entry, never more than its arrival's), deny only if none were.
+func restoredChoices(a, g Entry) []string {
+	var out []string
+	for _, c := range g.Choices {
+		if slices.Contains(knownChoices, c) && (a.Guards == 0 || slices.Contains(a.Choices, c)) && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return []string{ChoiceDeny}
+	}
+	return out
 }
 
 // restoreWindow is how far back the audit log is read at start.
@@ -198,6 +252,10 @@ func (in *Inbox) adoptRestoredLocked(r Request, now time.Time) bool {
 // of it (full command, offered choices), keeping its key.
 func (in *Inbox) adoptLocked(it *item, r Request, now time.Time) {
 	key, seq := it.Key, it.seq
+	if it.Unbound != "" {
+		unbind(&r, it.Unbound) // the restart's loss of proof stands
+	}
+	r.Conflict = firstOf(r.Conflict, it.Conflict)
 	it.Request = r
 	it.Key, it.seq, it.restored = key, seq, false
 	in.emitLocked(ChangeUpdated, it, now)

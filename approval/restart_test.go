@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -182,7 +183,8 @@ func TestPendingVisibleAfterRestart(t *testing.T) {
 
 // TestRestoredRequestAdoptedWhenOfferedAgain: after a restart the gateway
 // offers the still-pending request again (event form, no id): it keeps
-// its key, is no longer uncertain and gets the gateway's choices back.
+// its key and is no longer uncertain, but stays deny-only: the restart
+// lost the proof that it is the session's oldest waiting approval.
 func TestRestoredRequestAdoptedWhenOfferedAgain(t *testing.T) {
 	t.Parallel()
 	for _, cmd := range []string{"rm -rf ./build", "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 git push --force"} {
@@ -195,7 +197,7 @@ func TestRestoredRequestAdoptedWhenOfferedAgain(t *testing.T) {
 		in.Ingest(legacy("g1", "s1", cmd, t0.Add(time.Second)))
 		p := in.Pending()
 		stop()
-		if len(p) != 1 || p[0].Key != key || p[0].Uncertain || len(p[0].Choices) != len(knownChoices) || p[0].Command != cmd {
+		if len(p) != 1 || p[0].Key != key || p[0].Uncertain || !slices.Equal(p[0].Choices, []string{ChoiceDeny}) || p[0].Unbound != unboundRestart || p[0].Command != cmd {
 			t.Fatalf("%q: pending after the gateway offered it again: %+v", cmd, p)
 		}
 	}

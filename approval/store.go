@@ -42,7 +42,24 @@ type Entry struct {
 	// Question is what a prompt asked (arrivals only): the clarify
 	// question with its choices, or the secret's env var and prompt.
 	Question string `json:"question,omitempty"`
+	// The request's guards, so that a restart never widens what Herald
+	// accepts (see restoreLocked): the choices accepted at the time, the
+	// ids an answer names, the replay epoch, and why only deny is
+	// accepted. Guards is GuardsVersion in entries that carry them; an
+	// entry without them is restored deny-only.
+	Guards       int      `json:"guards,omitempty"`
+	Choices      []string `json:"choices,omitempty"`
+	RequestID    string   `json:"request_id,omitempty"`
+	QueueID      string   `json:"queue_id,omitempty"`
+	Epoch        string   `json:"epoch,omitempty"`
+	Truncated    bool     `json:"truncated,omitempty"`
+	CommandBytes int      `json:"command_bytes,omitempty"`
+	Conflict     string   `json:"conflict,omitempty"`
+	Unbound      string   `json:"unbound,omitempty"`
 }
+
+// GuardsVersion marks entries that record a request's guards.
+const GuardsVersion = 1
 
 // Filter selects entries for List. Zero fields match everything.
 type Filter struct {
@@ -76,6 +93,8 @@ func entryFor(c Change) Entry {
 		At: c.At, Kind: c.Kind, Key: r.Key, Gateway: r.Gateway, Session: r.Session, StoredSession: r.StoredSession,
 		Dialect: r.Dialect, State: r.State, Uncertain: r.Uncertain, Choice: r.Outcome.Choice, Surface: r.Outcome.Surface,
 		Reason: r.Outcome.Reason, Detail: r.Outcome.Detail, Error: firstOf(r.Outcome.Error, r.LastError),
+		Guards: GuardsVersion, Choices: r.Choices, RequestID: r.RequestID, QueueID: r.QueueID, Epoch: r.Epoch,
+		Truncated: r.Truncated, CommandBytes: r.CommandBytes, Conflict: r.Conflict, Unbound: r.Unbound,
 	}
 	// Arrivals carry the command, and so do decisions: the bounded log
 	// keeps decisions longest, and each must say what was decided.
@@ -83,6 +102,7 @@ func entryFor(c Change) Entry {
 		e.Command, e.Description = r.Command, r.Description
 	}
 	if r.Kind.IsPrompt() {
+		e.Choices = nil // a clarify's choices are in Question
 		e.RequestKind = r.Kind
 		if c.Kind == ChangeArrived {
 			e.Question = promptQuestion(r)
@@ -117,6 +137,7 @@ func (e Entry) sanitized() Entry {
 	e.Description = Redact(e.Description)
 	e.Detail, e.Error = scrub(e.Detail), scrub(e.Error)
 	e.Question, e.Choice = Redact(e.Question), Redact(e.Choice)
+	e.Choices = append([]string(nil), e.Choices...)
 	return e
 }
 

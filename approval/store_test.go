@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -119,7 +120,7 @@ func TestBoltStoreSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "approvals.db")
 	s := openBolt(t, path, StoreOptions{Clock: clock.NewFake(t0)})
-	want := Entry{At: t0, Kind: ChangeUpdated, Key: "g1/srq/srq-1", Gateway: "g1", Session: "s1", Dialect: DialectServerRequest,
+	want := Entry{At: t0, Kind: ChangeUpdated, Key: "g1/srq/s1/srq-1", Gateway: "g1", Session: "s1", Dialect: DialectServerRequest,
 		State: StateResolved, Choice: "once", Surface: "tray", Detail: "d"}
 	for range 2 {
 		if err := s.Record(want); err != nil {
@@ -146,7 +147,7 @@ func TestBoltStoreSurvivesRestart(t *testing.T) {
 		t.Fatalf("time %v, want %v", es[0].At, want.At)
 	}
 	es[0].At = want.At
-	if es[0] != want {
+	if !reflect.DeepEqual(es[0], want) {
 		t.Fatalf("entry\n got %+v\nwant %+v", es[0], want)
 	}
 }

@@ -1,0 +1,215 @@
+package approval
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// Binding answers to what was shown.
+//
+// An answer must reach the request whose command the user saw. Most
+// gateways let it name that request: a server request by its own id, an
+// approval.request event by its queue id. Hermes 0.18/0.19 and the API
+// server's /v1/runs/{id}/approval take only an id-less answer and apply it
+// to the session's (run's) oldest waiting approval. Herald sends an
+// approving id-less answer only while it can prove that the request shown
+// is that oldest one: it saw every approval of the session since it
+// attached (or since the session was last known to wait on nothing), with
+// no gap, reconnect, restart, refused arrival or answer of unknown outcome
+// in between. The proof is kept per session (Inbox.fifo); once lost, the
+// session's open id-less approvals and those arriving until it is
+// regained are deny-only, with Request.Unbound saying why.
+//
+// After a write, "unknown" is a state: an answer whose link dropped after
+// it was written is StateSentUnknown. It is never sent again blind: a
+// request the gateway lists again by its id (so it still waits) is pending
+// again; otherwise what the gateway says next (a cancel, the command's
+// tool.complete, the turn's or run's end, the API server's
+// approval.responded) settles it, and failing that it ends
+// StateOutcomeUnknown at its deadline.
+
+// Kinds of events about the session's consumer, as backend/gateway emits
+// them (gateway.EventFollowed, gateway.EventElsewhere).
+const (
+	sessionFollowed  = "herald.session.followed"
+	sessionElsewhere = "herald.session.elsewhere"
+	// approvalResponded is the API server's confirmation of an answer.
+	approvalResponded = "approval.responded"
+)
+
+// Why the proof of a session's answer order is lost.
+const (
+	unboundRestart   = "Herald restarted while this request waited, so it cannot prove that this is still the session's oldest waiting approval, and this gateway applies an answer to the oldest one (which Herald may never have shown)"
+	unboundGap       = "events of this session may have been missed (the link dropped or Herald reconnected), so Herald cannot prove that this is the session's oldest waiting approval, and this gateway applies an answer to the oldest one"
+	unboundElsewhere = "another client took this session's events, so Herald cannot prove that this is the session's oldest waiting approval, and this gateway applies an answer to the oldest one"
+	unboundMidTurn   = "Herald attached to this session in the middle of a turn, so an earlier approval may be waiting there unseen, and this gateway applies an answer to the session's oldest one"
+	unboundUnknown   = "an earlier answer in this session was sent and its outcome is unknown, so Herald cannot prove which approval the gateway holds first, and this gateway applies an answer to the oldest one"
+	unboundRefused   = "Herald refused earlier approvals from this session while its gateway was flooding, and this gateway applies answers in arrival order, so an approval could reach one of those instead"
+)
+
+// UnboundError is returned by Answer for an approving choice on a request
+// whose Unbound is set.
+type UnboundError struct{ Why string }
+
+// Error says why and what to do.
+func (e *UnboundError) Error() string {
+	return "Herald will not approve this request: " + e.Why + "; deny it here, or review and answer it in Hermes itself"
+}
+
+// ErrNoRequestID is returned by Answer for a server request without an
+// id: an answer could not name it.
+var ErrNoRequestID = errors.New("this request came without an id, so an answer could not name it and nothing was sent; answer it in Hermes itself")
+
+// idless reports whether answering r sends an id-less answer that the
+// gateway applies to the session's oldest waiting approval.
+func idless(r Request) bool {
+	return r.Kind == KindApproval && r.Dialect == DialectEvent && r.QueueID == ""
+}
+
+// denyOnlyErr is the error for an approving choice on a request that
+// accepts only deny, nil if it may be approved.
+func denyOnlyErr(r Request) error {
+	switch {
+	case r.Kind.IsPrompt():
+		return nil
+	case r.Command == "":
+		return ErrCommandUnseen
+	case r.Truncated:
+		return &TruncatedError{Size: r.CommandBytes, Kept: len(r.Command)}
+	case r.Conflict != "":
+		return &ConflictError{Why: r.Conflict}
+	case Undecodable(r.Command):
+		return &ConflictError{Why: UndecodableWhy}
+	case r.Unbound != "":
+		return &UnboundError{Why: r.Unbound}
+	}
+	return nil
+}
+
+// unbind makes r deny-only because the answer cannot be bound to it.
+func unbind(r *Request, why string) bool {
+	if r.Unbound != "" {
+		return false
+	}
+	r.Unbound = why
+	if r.Offers(ChoiceDeny) {
+		r.Choices = []string{ChoiceDeny}
+	} else {
+		r.Choices = []string{}
+	}
+	return true
+}
+
+// breakFIFOLocked records that Herald lost the proof of session ns's
+// answer order and makes its open id-less approvals deny-only.
+func (in *Inbox) breakFIFOLocked(ns, why string, now time.Time) {
+	if _, broken := in.fifo[ns]; !broken {
+		in.fifo[ns] = why
+	}
+	for _, it := range in.items {
+		if it.State.Live() && idless(it.Request) && eventNS(it.Request) == ns && unbind(&it.Request, why) {
+			in.emitLocked(ChangeUpdated, it, now)
+		}
+	}
+}
+
+// cleanFIFOLocked regains the proof for session ns when the gateway says
+// nothing waits there (the turn ended, or the session is idle) and Herald
+// holds no open id-less approval of it.
+func (in *Inbox) cleanFIFOLocked(ns string) {
+	if _, broken := in.fifo[ns]; !broken {
+		return
+	}
+	for _, it := range in.items {
+		if it.State.Live() && idless(it.Request) && eventNS(it.Request) == ns {
+			return
+		}
+	}
+	delete(in.fifo, ns)
+}
+
+// followedLocked applies the gateway client's report that Herald now
+// receives a session's events (attached, or taken back from another
+// client); Running says a turn was under way.
+func (in *Inbox) followedLocked(ev wire.Event, now time.Time) {
+	var p struct {
+		Running bool `json:"running"`
+	}
+	_ = json.Unmarshal(ev.Payload, &p)
+	ns := eventNS(Request{Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession})
+	if p.Running {
+		in.breakFIFOLocked(ns, unboundMidTurn, now)
+		return
+	}
+	in.cleanFIFOLocked(ns)
+}
+
+// unknownLocked moves a request whose answer's outcome became unknown to
+// StateSentUnknown, and breaks its session's answer order if id-less.
+func (in *Inbox) unknownLocked(it *item, serr error, now time.Time) {
+	it.State, it.Uncertain = StateSentUnknown, false
+	it.Outcome = Outcome{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: now, Detail: UnknownDetail}
+	it.LastError = scrub(serr.Error())
+	in.emitLocked(ChangeUpdated, it, now)
+	if idless(it.Request) {
+		in.breakFIFOLocked(eventNS(it.Request), unboundUnknown, now)
+	}
+}
+
+// unknownEnding is how a request whose answer's outcome is unknown ends
+// when the gateway reports e without saying whose answer settled it: a
+// timeout means the answer did not take effect; anything else leaves the
+// outcome unknown.
+func unknownEnding(it *item, e ending) ending {
+	if e.state == StateExpired {
+		return e
+	}
+	detail := "the gateway no longer waits for it"
+	if e.out.Detail != "" {
+		detail += " (" + e.out.Detail + ")"
+	}
+	return ending{StateOutcomeUnknown, Outcome{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface,
+		Detail: fmt.Sprintf("outcome unknown: Herald's answer %q was sent before the link dropped, and %s, but not whether by that answer", it.Outcome.Choice, detail)}}
+}
+
+// learnedLocked settles a request whose answer's outcome was unknown from
+// what the gateway reported: ran is whether the command ran (approved),
+// how names the evidence.
+func (in *Inbox) learnedLocked(it *item, ran bool, how string, now time.Time) {
+	approved := it.Outcome.Choice != ChoiceDeny
+	e := ending{StateResolved, Outcome{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, Detail: "confirmed after the link dropped: " + how}}
+	if ran != approved {
+		e = ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: fmt.Sprintf("Herald's answer %q did not take effect (%s): it was settled elsewhere", it.Outcome.Choice, how)}}
+	}
+	it.State, it.Outcome = e.state, e.out
+	it.Outcome.At = now
+	in.emitLocked(ChangeUpdated, it, now)
+}
+
+// respondedLocked applies the API server's approval.responded to a run's
+// request whose answer's outcome is unknown.
+func (in *Inbox) respondedLocked(ev wire.Event, now time.Time) {
+	var p struct {
+		Choice    string `json:"choice"`
+		Resolved  *int   `json:"resolved"`
+		RequestID string `json:"request_id"`
+	}
+	if json.Unmarshal(ev.Payload, &p) != nil || p.Choice == "" {
+		return
+	}
+	cands := in.sessionLocked(ev, func(it *item) bool {
+		return it.State == StateSentUnknown && (p.RequestID == "" || it.QueueID == "" || it.QueueID == p.RequestID)
+	})
+	if len(cands) == 0 || (p.Resolved != nil && *p.Resolved < 1) {
+		return
+	}
+	in.learnedLocked(cands[0], p.Choice != ChoiceDeny, "the API server reported the answer "+VisibleLine(p.Choice), now)
+}
+
+// answerIsUnknown reports whether a send error means the answer was
+// written and may have taken effect.
+func answerIsUnknown(err error) bool { return errors.Is(err, wire.ErrOutcomeUnknown) }
