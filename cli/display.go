@@ -79,6 +79,12 @@ func pendingLine(r approval.Request, now time.Time) string {
 	if r.Conflict != "" {
 		flag += " (conflict: " + approval.VisibleLine(r.Conflict) + "; deny only)"
 	}
+	if r.Unbound != "" && r.Conflict == "" {
+		flag += " (deny only: " + approval.VisibleLine(r.Unbound) + ")"
+	}
+	if r.State == approval.StateSentUnknown {
+		flag = fmt.Sprintf(" (%s %s)", approval.VisibleLine(r.Outcome.Choice), approval.UnknownDetail)
+	}
 	return fmt.Sprintf("%s  %-10s %s  %s  [%s] expires in %s%s", service.ShortKey(r.Key), approval.VisibleLine(r.Gateway), approval.VisibleLine(r.Session),
 		approval.VisibleCommandLine(r.Command), strings.Join(r.Choices, "/"), left, flag)
 }

@@ -16,6 +16,9 @@ func limitLines(r approval.Request) []string {
 	if r.Conflict != "" {
 		out = append(out, "┃ ⚠ "+approval.VisibleLine(r.Conflict)+"; only deny is accepted")
 	}
+	if r.Unbound != "" && r.Conflict == "" {
+		out = append(out, "┃ ⚠ deny only: "+approval.VisibleLine(r.Unbound))
+	}
 	return out
 }
 

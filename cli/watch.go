@@ -635,6 +635,10 @@ func printApproval(out *printer, k *keys, c approval.Change) {
 			out.line("  %s timed out, the command did not run: %s", id, first)
 		case approval.StateCancelled:
 			out.line("  %s cancelled (%s): %s", id, approval.VisibleLine(string(r.Outcome.Reason)), first)
+		case approval.StateSentUnknown:
+			out.line("  %s %s %s: %s", id, approval.VisibleLine(r.Outcome.Choice), approval.UnknownDetail, first)
+		case approval.StateOutcomeUnknown:
+			out.line("  %s %s: %s", id, approval.VisibleLine(r.Outcome.Detail), first)
 		case approval.StatePending:
 			if r.LastError != "" {
 				out.line("  %s not sent: %s", id, approval.VisibleLine(r.LastError))
@@ -642,6 +646,8 @@ func printApproval(out *printer, k *keys, c approval.Change) {
 				out.line("  %s may still be pending (events may have been missed)", id)
 			} else if r.Conflict != "" {
 				out.line("  %s ⚠ %s; only deny is accepted", id, approval.VisibleLine(r.Conflict))
+			} else if r.Unbound != "" {
+				out.line("  %s ⚠ deny only: %s", id, approval.VisibleLine(r.Unbound))
 			}
 		}
 	}

@@ -220,15 +220,17 @@ func (s *Service) resolveKey(k string) (string, error) {
 	return "", fmt.Errorf("approval id %q is ambiguous (%d match): give more of it", k, len(hits))
 }
 
-// ShortKey is an approval's short id for typing: 8 hex digits derived
-// from its key.
+// ShortKey is an approval's short id for typing: 12 hex digits (48 bits)
+// of a hash of its key, so that two requests Herald holds share one only
+// with a chance of about n²/2⁴⁹; resolveKey refuses an id that matches
+// more than one anyway.
 func ShortKey(key string) string {
-	var h uint32 = 2166136261
+	var h uint64 = 14695981039346656037
 	for i := 0; i < len(key); i++ {
-		h ^= uint32(key[i])
-		h *= 16777619
+		h ^= uint64(key[i])
+		h *= 1099511628211
 	}
-	return fmt.Sprintf("%08x", h)
+	return fmt.Sprintf("%012x", h>>16)
 }
 
 func (s *Service) onStatus(st source.Status) {
