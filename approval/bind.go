@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -32,12 +33,11 @@ import (
 // approval.responded) settles it, and failing that it ends
 // StateOutcomeUnknown at its deadline.
 
-// Kinds of events about the session's consumer, as backend/gateway emits
-// them (gateway.EventFollowed, gateway.EventElsewhere).
+// Kinds of events about the session's consumer, and the API server's
+// confirmation of an answer (apiserver.ApprovalResponded).
 const (
-	sessionFollowed  = "herald.session.followed"
-	sessionElsewhere = "herald.session.elsewhere"
-	// approvalResponded is the API server's confirmation of an answer.
+	sessionFollowed   = source.EventFollowed
+	sessionElsewhere  = source.EventElsewhere
 	approvalResponded = "approval.responded"
 )
 
