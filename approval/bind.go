@@ -43,12 +43,14 @@ const (
 
 // Why the proof of a session's answer order is lost.
 const (
-	unboundRestart   = "Herald restarted while this request waited, so it cannot prove that this is still the session's oldest waiting approval, and this gateway applies an answer to the oldest one (which Herald may never have shown)"
-	unboundGap       = "events of this session may have been missed (the link dropped or Herald reconnected), so Herald cannot prove that this is the session's oldest waiting approval, and this gateway applies an answer to the oldest one"
-	unboundElsewhere = "another client took this session's events, so Herald cannot prove that this is the session's oldest waiting approval, and this gateway applies an answer to the oldest one"
-	unboundMidTurn   = "Herald attached to this session in the middle of a turn, so an earlier approval may be waiting there unseen, and this gateway applies an answer to the session's oldest one"
-	unboundUnknown   = "an earlier answer in this session was sent and its outcome is unknown, so Herald cannot prove which approval the gateway holds first, and this gateway applies an answer to the oldest one"
-	unboundRefused   = "Herald refused earlier approvals from this session while its gateway was flooding, and this gateway applies answers in arrival order, so an approval could reach one of those instead"
+	unboundRestart         = "Herald restarted while this request waited, so it cannot prove that this is still the session's oldest waiting approval, and this gateway applies an answer to the oldest one (which Herald may never have shown)"
+	unboundRestartID       = "Herald restarted while this request waited and the gateway has not listed it again since, so Herald cannot tell that an answer by its id would reach this command"
+	unboundGap             = "events of this session may have been missed (the link dropped or Herald reconnected), so Herald cannot prove that this is the session's oldest waiting approval, and this gateway applies an answer to the oldest one"
+	unboundElsewhere       = "another client took this session's events, so Herald cannot prove that this is the session's oldest waiting approval, and this gateway applies an answer to the oldest one"
+	unboundMidTurn         = "Herald attached to this session in the middle of a turn, so an earlier approval may be waiting there unseen, and this gateway applies an answer to the session's oldest one"
+	unboundElsewhereAnswer = "an approval of this session was settled without Herald's answer (in another client), so Herald cannot prove which approval the gateway holds first, and this gateway applies an answer to the oldest one"
+	unboundUnknown         = "an earlier answer in this session was sent and its outcome is unknown, so Herald cannot prove which approval the gateway holds first, and this gateway applies an answer to the oldest one"
+	unboundRefused         = "Herald refused earlier approvals from this session while its gateway was flooding, and this gateway applies answers in arrival order, so an approval could reach one of those instead"
 )
 
 // UnboundError is returned by Answer for an approving choice on a request
@@ -209,6 +211,10 @@ func (in *Inbox) respondedLocked(ev wire.Event, now time.Time) {
 	}
 	in.learnedLocked(cands[0], p.Choice != ChoiceDeny, "the API server reported the answer "+VisibleLine(p.Choice), now)
 }
+
+// errUnconfirmedWrite is why an answer written to a request Herald does
+// not know to be still waiting has an unknown outcome.
+var errUnconfirmedWrite = errors.New("the answer was written, but Herald did not know whether the gateway still held this request (it was restored after a restart), and the gateway does not confirm such answers")
 
 // answerIsUnknown reports whether a send error means the answer was
 // written and may have taken effect.

@@ -255,8 +255,8 @@ func TestRestartKeepsGuards(t *testing.T) {
 				t.Fatalf("%+v", r)
 			}
 		}},
-		{"ids and narrowed choices", []wire.Event{event("g1", "s1", wire.ApprovalRequest, t0, map[string]any{"command": "ls", "request_id": "q1", "choices": []string{"once", "deny"}})}, nil, func(t *testing.T, r Request) {
-			if r.QueueID != "q1" || !slices.Equal(r.Choices, []string{"once", "deny"}) || r.Unbound != "" {
+		{"ids kept, deny-only until listed again", []wire.Event{event("g1", "s1", wire.ApprovalRequest, t0, map[string]any{"command": "ls", "request_id": "q1", "choices": []string{"once", "deny"}})}, nil, func(t *testing.T, r Request) {
+			if r.QueueID != "q1" || !slices.Equal(r.Choices, []string{"deny"}) || r.Unbound != unboundRestartID {
 				t.Fatalf("%+v", r)
 			}
 		}},
@@ -311,5 +311,34 @@ func TestRestartOldRecordsDenyOnly(t *testing.T) {
 	}
 	if r := f.get(t, "g1/ev/s2/1"); r.State != StateOutcomeUnknown {
 		t.Fatalf("answer in flight at the restart restored as %s", r.State)
+	}
+}
+
+// TestRestoredOfferedAgainByID: a restored request the gateway lists again
+// under its own id is bound by that id again, with the choices the gateway
+// offers now; an id-less one stays deny-only.
+func TestRestoredOfferedAgainByID(t *testing.T) {
+	t.Parallel()
+	queued := event("g1", "s1", wire.ApprovalRequest, t0, map[string]any{"command": "ls", "request_id": "q1", "choices": []string{"once", "deny"}})
+	rig := newRestartRig(t)
+	in, _, stop := rig.start()
+	in.Ingest(queued)
+	in.Ingest(legacy("g1", "s2", "rm -rf ./a", t0))
+	stop()
+	in, _, stop = rig.start()
+	defer stop()
+	in.Ingest(queued)
+	in.Ingest(legacy("g1", "s2", "rm -rf ./a", t0))
+	for _, r := range in.Pending() {
+		switch r.Session {
+		case "s1":
+			if r.Unbound != "" || !slices.Equal(r.Choices, []string{"once", "deny"}) {
+				t.Fatalf("listed again by id: %+v", r)
+			}
+		default:
+			if r.Unbound == "" || !slices.Equal(r.Choices, []string{ChoiceDeny}) {
+				t.Fatalf("id-less, offered again: %+v", r)
+			}
+		}
 	}
 }

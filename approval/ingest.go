@@ -114,7 +114,7 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 		r.Key = r.Gateway + "/q/" + r.Session + "/" + r.QueueID
 	}
 	if r.Key != "" {
-		if old, dup := in.items[r.Key]; dup && old.restored && old.State.Live() {
+		if old, dup := in.items[r.Key]; dup && old.restored && old.State == StatePending {
 			in.adoptLocked(old, r, now)
 			return
 		}
@@ -185,9 +185,11 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 // an open request is no longer uncertain. It is never duplicated.
 func (in *Inbox) rearmRequestLocked(it *item, ev wire.Event, now time.Time) {
 	switch {
-	case it.State == StateSentUnknown:
+	case it.State == StateSentUnknown && it.Conflict == "":
 		// Listed again under its own id: the gateway still waits, so the
 		// answer did not reach it, and an answer by this id is bound.
+		// (Not when the id names two requests: the answer may have
+		// settled the other.)
 		it.State, it.LastError, it.Uncertain = StatePending, "your answer did not reach the gateway before the link dropped: it still waits for this request, answer again", false
 		it.Outcome = Outcome{At: now, Detail: "the gateway listed it again as waiting after the link dropped"}
 	case it.State.Live() && (it.Uncertain || it.LastError != ""):
@@ -328,10 +330,21 @@ func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
 		in.learnedLocked(it, blocked == nil, how, now)
 		return
 	}
+	if blocked == nil && it.State == StatePending && idless(it.Request) {
+		// A command like this one ran though Herald did not answer: it
+		// was approved in another client (or was another call of the same
+		// command). Herald cannot tell which, so its view of the
+		// session's answer order proves nothing more.
+		in.breakFIFOLocked(eventNS(it.Request), unboundElsewhereAnswer, now)
+		return
+	}
 	if blocked == nil || (denied && it.State == StateAnswering && it.Outcome.Choice == ChoiceDeny) {
 		return
 	}
 	in.endLocked(it, *blocked, now)
+	if it.State != StateAnswering && idless(it.Request) {
+		in.breakFIFOLocked(eventNS(it.Request), unboundElsewhereAnswer, now)
+	}
 }
 
 // turnEndLocked applies message.complete: an interrupted turn ends the
@@ -352,18 +365,19 @@ func (in *Inbox) turnEndLocked(ev wire.Event, now time.Time) {
 	in.cleanFIFOLocked(eventNS(Request{Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession}))
 }
 
-// idInOtherSessionLocked reports whether a server request's id is already
-// open in another session of its gateway: an answer by that id could
-// reach either, so both are flagged.
+// idInOtherSessionLocked reports whether a server request's id already
+// named a request of another session of its gateway (open or recently
+// ended: Herald cannot know that the gateway let go of it): an answer by
+// that id could reach either, so the open ones are flagged too.
 func (in *Inbox) idInOtherSessionLocked(r Request) bool {
 	if r.Dialect != DialectServerRequest {
 		return false
 	}
 	hit := false
 	for _, o := range in.srqItemsLocked(r.Gateway, r.RequestID, r.Epoch) {
-		if o.Session != r.Session && o.State.Live() && !o.Kind.IsPrompt() {
+		if o.Session != r.Session && !o.Kind.IsPrompt() {
 			hit = true
-			if o.Conflict == "" {
+			if o.Conflict == "" && o.State.Live() {
 				o.Conflict = conflictText(r)
 				in.emitLocked(ChangeUpdated, o, in.clk.Now())
 			}

@@ -162,9 +162,11 @@ func (in *Inbox) restoreLocked(now time.Time) {
 // restoredRequest rebuilds an open approval from its arrival and latest
 // audit entries with every guard they recorded: the choices accepted then
 // (never more), its ids, session and epoch, and what made it deny-only.
-// An id-less one is deny-only (the proof that it is its session's oldest
-// waiting approval did not survive the restart), and so is one recorded
-// without its guards by an older Herald.
+// It is deny-only until the gateway offers it again: an id-less one since
+// the proof that it is its session's oldest waiting approval did not
+// survive the restart; one with an id since Herald cannot tell that the
+// gateway still holds it under that id (a gateway may reuse ids), and the
+// gateway does not confirm an answer to an id it no longer holds.
 func restoredRequest(k string, a, last Entry, now time.Time) Request {
 	g := last
 	if g.Guards == 0 {
@@ -191,6 +193,8 @@ func restoredRequest(k string, a, last Entry, now time.Time) Request {
 		unbind(&r, "this request was recorded by an older Herald that did not keep what guards it, so after the restart only deny is accepted")
 	case idless(r):
 		unbind(&r, unboundRestart)
+	default:
+		unbind(&r, unboundRestartID)
 	}
 	return r
 }
@@ -220,7 +224,7 @@ const restoreWindow = 24 * time.Hour
 // id, so the restored one ends, pointing at it.
 func (in *Inbox) adoptRestoredLocked(r Request, now time.Time) bool {
 	for _, it := range in.items {
-		if !it.restored || !it.State.Live() || it.Gateway != r.Gateway || it.Dialect != r.Dialect {
+		if !it.restored || it.State != StatePending || it.Gateway != r.Gateway || it.Dialect != r.Dialect {
 			continue
 		}
 		same := r.StoredSession != "" && it.StoredSession == r.StoredSession || it.Session == r.Session
@@ -252,8 +256,11 @@ func (in *Inbox) adoptRestoredLocked(r Request, now time.Time) bool {
 // of it (full command, offered choices), keeping its key.
 func (in *Inbox) adoptLocked(it *item, r Request, now time.Time) {
 	key, seq := it.Key, it.seq
-	if it.Unbound != "" {
-		unbind(&r, it.Unbound) // the restart's loss of proof stands
+	if it.Unbound != "" && idless(r) {
+		// The restart's loss of proof stands: an id-less copy says
+		// nothing about the session's answer order. (One offered again
+		// under its own id is bound by that id.)
+		unbind(&r, it.Unbound)
 	}
 	r.Conflict = firstOf(r.Conflict, it.Conflict)
 	it.Request = r

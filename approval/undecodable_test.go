@@ -35,7 +35,7 @@ func TestUndecodableCommandIsDenyOnly(t *testing.T) {
 		{"e", `"rm -rf ./a_b"`, false},
 	} {
 		f.in.Ingest(raw(tc.id, tc.cmd))
-		r := f.get(t, f.in.srqKey("g1", tc.id))
+		r := f.get(t, f.in.srqKey("g1", "s1/"+tc.id))
 		if got := r.Conflict == UndecodableWhy; got != tc.denyOnly || r.OneClickApprovable() == tc.denyOnly {
 			t.Errorf("%s %q: conflict %q, one-click %v", tc.id, tc.cmd, r.Conflict, r.OneClickApprovable())
 		}
@@ -52,7 +52,7 @@ func TestUndecodableCommandIsDenyOnly(t *testing.T) {
 			t.Errorf("%s: deny: %v", tc.id, err)
 		}
 	}
-	if a, b := f.get(t, f.in.srqKey("g1", "a")).DisplayCommand(), f.get(t, f.in.srqKey("g1", "b")).DisplayCommand(); a != b {
+	if a, b := f.get(t, f.in.srqKey("g1", "s1/a")).DisplayCommand(), f.get(t, f.in.srqKey("g1", "s1/b")).DisplayCommand(); a != b {
 		t.Logf("the decoder kept the bytes apart (%q, %q)", a, b)
 	}
 }

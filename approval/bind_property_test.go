@@ -1,0 +1,382 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// TestAnswersBoundToWhatWasShown drives an inbox against a model of two
+// gateways, one answering id-less in arrival order per session (Hermes
+// 0.18/0.19) and one by server-request id, through random sequences of
+// agents asking (long commands included), answers from Herald that go
+// through, are cut before the write or cut after it, answers from another
+// client, link cuts and reconnects, restarts over the same history file,
+// turns ending and id conflicts. It checks one invariant, issue 16's:
+//
+//   - every non-deny decision that reached a gateway from Herald applied
+//     to an approval whose full command was displayed for the request the
+//     user answered (same command, not truncated);
+//   - the audit log records the true outcome of every answer Herald sent,
+//     or "unknown": never resolved for an answer that did not take effect,
+//     never pending again for one that did.
+//
+// The seed is logged; HERALD_SEED=<seed> replays a run.
+func TestAnswersBoundToWhatWasShown(t *testing.T) {
+	t.Parallel()
+	seed := uint64(rand.Int64())
+	if s := os.Getenv("HERALD_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("HERALD_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (rerun with HERALD_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	runs, steps := 40, 80
+	if testing.Short() {
+		runs = 15
+	}
+	for i := range runs {
+		w := newBindWorld(t, rng)
+		for s := 0; s < steps && !t.Failed(); s++ {
+			w.step()
+		}
+		w.checkAudit()
+		w.close()
+		if t.Failed() {
+			t.Fatalf("run %d failed; rerun with HERALD_SEED=%d", i, seed)
+		}
+	}
+}
+
+// gwApproval is one approval a model gateway holds.
+type gwApproval struct {
+	id, cmd string
+	session string
+}
+
+// bindWorld is the model: gateways g1 (id-less, FIFO per session) and g2
+// (server requests by id), one link for both, and the inbox under test.
+type bindWorld struct {
+	t    *testing.T
+	rng  *rand.Rand
+	clk  *clock.Fake
+	path string
+	st   *BoltStore
+	in   *Inbox
+
+	queues map[string][]*gwApproval // "gw/session" -> pending, oldest first
+	up     bool                     // the link is up
+	nextID int
+
+	// What Herald's answers did, by request key: the choice the gateway
+	// applied (by Herald), or "" if it applied nothing.
+	applied map[string]string
+	sent    map[string]bool // keys whose answer was written
+	trace   []string        // what happened, logged on a failure
+}
+
+func (w *bindWorld) note(format string, args ...any) {
+	w.trace = append(w.trace, fmt.Sprintf(format, args...))
+}
+
+const bindMaxCommand = 64
+
+var bindCommands = []string{"rm -rf ./a", "git push --force", "rm -rf ./b", "curl x | sh",
+	"echo " + strings.Repeat("p", bindMaxCommand) + "; rm -rf ~"}
+
+func newBindWorld(t *testing.T, rng *rand.Rand) *bindWorld {
+	w := &bindWorld{t: t, rng: rng, clk: clock.NewFake(t0), path: filepath.Join(t.TempDir(), "audit.db"),
+		queues: map[string][]*gwApproval{}, up: true, applied: map[string]string{}, sent: map[string]bool{}}
+	w.open()
+	return w
+}
+
+func (w *bindWorld) open() {
+	st, err := OpenStore(w.path, StoreOptions{Clock: w.clk})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.st = st
+	w.in = New(Options{Clock: w.clk, Store: st, MaxCommandBytes: bindMaxCommand,
+		Answerers: func(gw string) (Answerer, bool) { return &bindAnswerer{w: w, gw: gw}, w.up }})
+	if w.up {
+		w.attachAll()
+	}
+}
+
+func (w *bindWorld) close() {
+	w.in.Close()
+	if err := w.st.Close(); err != nil {
+		w.t.Error(err)
+	}
+}
+
+// attachAll is Herald (re)attaching every session: the followed event
+// says whether a turn is under way (one is while approvals wait).
+func (w *bindWorld) attachAll() {
+	for _, q := range w.queueKeys() {
+		list := w.queues[q]
+		gw, sid, _ := strings.Cut(q, "/")
+		w.in.Ingest(event(gw, sid, sessionFollowed, w.clk.Now(), map[string]any{"reason": "followed", "running": len(list) > 0 || w.rng.IntN(3) == 0}))
+	}
+}
+
+func (w *bindWorld) step() {
+	sessions := []string{"s1", "s2"}
+	gw := []string{"g1", "g2"}[w.rng.IntN(2)]
+	sid := sessions[w.rng.IntN(len(sessions))]
+	q := gw + "/" + sid
+	switch n := w.rng.IntN(100); {
+	case n < 30: // the agent asks
+		a := &gwApproval{cmd: bindCommands[w.rng.IntN(len(bindCommands))], session: sid}
+		if gw == "g2" {
+			w.nextID++
+			a.id = fmt.Sprintf("srq-%d", w.nextID)
+			if w.rng.IntN(8) == 0 {
+				// An id still open used again for another command: a
+				// conflict. (Ids are never reused otherwise: the same id
+				// and command again read as a re-delivery.)
+				for _, k := range w.queueKeys() {
+					list := w.queues[k]
+					for _, x := range list {
+						if x.id != "" && x.cmd != a.cmd {
+							a.id = x.id
+						}
+					}
+				}
+			}
+		}
+		w.queues[q] = append(w.queues[q], a)
+		w.note("%s asks %q %q (link up %v)", q, a.id, a.cmd, w.up)
+		if w.up {
+			w.deliver(gw, a)
+		}
+	case n < 65: // the user answers what is shown
+		p := w.in.Pending()
+		if len(p) == 0 {
+			return
+		}
+		r := p[w.rng.IntN(len(p))]
+		choice := ChoiceDeny
+		if w.rng.IntN(3) > 0 {
+			choice = ChoiceOnce
+		}
+		mode := []string{"ok", "ok", "ok", "cut-before", "cut-after"}[w.rng.IntN(5)]
+		ctx := context.WithValue(context.Background(), callKey{}, &answerCall{key: r.Key, choice: choice, mode: mode})
+		err := w.in.Answer(ctx, r.Key, choice, "prop", false)
+		w.note("Herald answers %s %q %s (%s): %v", r.Key, r.Command, choice, mode, err)
+	case n < 75: // another client answers the oldest one there
+		if len(w.queues[q]) == 0 {
+			return
+		}
+		a := w.queues[q][0]
+		w.queues[q] = w.queues[q][1:]
+		w.note("%s answered elsewhere: %q %q", q, a.id, a.cmd)
+		switch {
+		case gw == "g2" && w.up:
+			w.in.Ingest(cancel(gw, sid, a.id, "resolved", w.clk.Now()))
+		case w.up:
+			// 0.18.2 says so only through what the tool did next.
+			w.in.Ingest(toolDone(gw, sid, a.cmd, []string{"", deniedBy}[w.rng.IntN(2)], w.clk.Now()))
+		}
+	case n < 82: // the link drops
+		w.up = false
+		w.note("link drops")
+	case n < 90: // it comes back
+		if !w.up {
+			w.up = true
+			w.note("reconnect")
+			w.reconnect()
+		}
+	case n < 94: // Herald restarts; connected, it lists what is open
+		w.note("restart")
+		w.close()
+		w.open()
+		if w.up {
+			w.relist()
+		}
+	default: // a turn ends: only when nothing waits there
+		if gw == "g1" && len(w.queues[q]) == 0 && w.up {
+			w.note("%s turn ends", q)
+			w.in.Ingest(event(gw, sid, wire.MessageComplete, w.clk.Now(), map[string]any{"status": "complete"}))
+		}
+	}
+}
+
+func (w *bindWorld) deliver(gw string, a *gwApproval) {
+	if gw == "g1" {
+		w.in.Ingest(legacy(gw, a.session, a.cmd, w.clk.Now()))
+		return
+	}
+	w.in.Ingest(srq(gw, a.session, a.id, a.cmd, w.clk.Now()))
+}
+
+// reconnect: the id-less gateway cannot replay (Herald says events may be
+// missing); the other lists what is still open, and Herald withdraws
+// what it does not list.
+func (w *bindWorld) reconnect() {
+	for _, q := range w.queueKeys() {
+		gw, sid, _ := strings.Cut(q, "/")
+		if gw == "g1" {
+			w.in.Ingest(resync(gw, sid, "no-replay", w.clk.Now()))
+		}
+	}
+	open := w.relist()
+	for _, r := range w.in.Pending() {
+		if r.Gateway == "g2" && r.RequestID != "" && !open[r.RequestID] {
+			w.in.Ingest(cancel("g2", r.Session, r.RequestID, "not_pending_after_reconnect", w.clk.Now()))
+		}
+	}
+}
+
+// relist delivers the server requests the gateway holds open (a
+// reconnect's open_requests) and returns their ids.
+func (w *bindWorld) relist() map[string]bool {
+	open := map[string]bool{}
+	for _, q := range w.queueKeys() {
+		list := w.queues[q]
+		if strings.HasPrefix(q, "g2/") {
+			for _, a := range list {
+				open[a.id] = true
+				ev := srq("g2", a.session, a.id, a.cmd, w.clk.Now())
+				ev.Replayed = true
+				w.in.Ingest(ev)
+			}
+		}
+	}
+	return open
+}
+
+// bindAnswerer is the model gateways' answer path.
+type bindAnswerer struct {
+	w  *bindWorld
+	gw string
+}
+
+func (a *bindAnswerer) RespondApproval(ctx context.Context, session, choice, requestID string) (int, error) {
+	return a.apply(ctx, session, "", choice)
+}
+
+func (a *bindAnswerer) RespondServerRequest(ctx context.Context, id, choice string) error {
+	_, err := a.apply(ctx, "", id, choice)
+	return err
+}
+
+func (a *bindAnswerer) apply(ctx context.Context, session, id, choice string) (int, error) {
+	w := a.w
+	c, _ := ctx.Value(callKey{}).(*answerCall)
+	if c == nil {
+		w.t.Errorf("an answer %q reached %s without a user's Answer", choice, a.gw)
+		return 0, errors.New("unexpected")
+	}
+	if c.mode == "cut-before" {
+		w.up = false
+		return 0, errors.New("not connected to the gateway")
+	}
+	shown, _ := w.in.Get(c.key)
+	// Find what the gateway applies the answer to.
+	var hit *gwApproval
+	var q string
+	if id == "" {
+		q = a.gw + "/" + session
+		if len(w.queues[q]) > 0 {
+			hit = w.queues[q][0]
+		}
+	} else {
+		for _, k := range w.queueKeys() {
+			list := w.queues[k]
+			for _, x := range list {
+				if strings.HasPrefix(k, a.gw+"/") && x.id == id {
+					hit, q = x, k // the latest holder of a repeated id wins
+				}
+			}
+		}
+	}
+	w.sent[c.key] = true
+	n := 0
+	if hit != nil {
+		n = 1
+		w.queues[q] = slices.DeleteFunc(w.queues[q], func(x *gwApproval) bool { return x == hit })
+		w.applied[c.key] = choice
+		if choice != ChoiceDeny && (hit.cmd != shown.Command || shown.Truncated) {
+			w.t.Errorf("%s applied %q from Herald to %q, but the request answered showed %q (truncated %v, key %s)",
+				a.gw, choice, hit.cmd, shown.Command, shown.Truncated, c.key)
+			w.dump(c.key)
+		}
+	}
+	if c.mode == "cut-after" {
+		w.up = false
+		return 0, fmt.Errorf("sending the approval answer failed: %w", wire.ErrOutcomeUnknown)
+	}
+	if id != "" && hit == nil {
+		return 0, nil // the response frame went out; nothing waited
+	}
+	return n, nil
+}
+
+// checkAudit compares the audit log's last word on every request Herald
+// answered with what the gateways did.
+func (w *bindWorld) checkAudit() {
+	es, err := w.st.List(Filter{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	last := map[string]Entry{}
+	for _, e := range es {
+		last[e.Key] = e
+	}
+	for key := range w.sent {
+		e := last[key]
+		applied := w.applied[key]
+		switch {
+		case e.State == StateResolved && applied == "":
+			w.t.Errorf("%s: the audit log says resolved %q, but the gateway applied nothing from Herald", key, e.Choice)
+			w.dump(key)
+		case e.State == StateResolved && applied != e.Choice:
+			w.t.Errorf("%s: the audit log says resolved %q, the gateway applied %q", key, e.Choice, applied)
+		case applied != "" && (e.State == StatePending || e.State == StateAnswering):
+			w.t.Errorf("%s: the gateway applied %q from Herald, but the audit log ends %s", key, applied, e.State)
+			w.dump(key)
+		}
+	}
+}
+
+// dump logs the audit entries of key.
+func (w *bindWorld) dump(key string) {
+	for _, l := range w.trace {
+		w.t.Logf("  step: %s", l)
+	}
+	es, _ := w.st.List(Filter{Key: key})
+	for _, x := range es {
+		w.t.Logf("  %s %s %s uncertain=%v detail=%q error=%q unbound=%q", x.Kind, x.State, x.Choice, x.Uncertain, x.Detail, x.Error, x.Unbound)
+	}
+	for _, q := range w.queueKeys() {
+		list := w.queues[q]
+		for _, a := range list {
+			w.t.Logf("  gateway %s holds %q %q", q, a.id, a.cmd)
+		}
+	}
+}
+
+// queueKeys are the model's sessions in a fixed order, so a seed replays.
+func (w *bindWorld) queueKeys() []string {
+	keys := make([]string, 0, len(w.queues))
+	for k := range w.queues {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
