@@ -113,7 +113,7 @@ func TestParkedDuringReplayBounded(t *testing.T) {
 	p, _ := json.Marshal(wire.ApprovalPayload{SessionID: "s1", Command: "rm -rf ./late"})
 	ev := wire.Event{Gateway: "gw", Session: "s1", Kind: wire.ApprovalServerRequest, RequestID: "srq-late", Payload: p}
 	ev.DecodeData()
-	c.emitServerRequest(ev)
+	c.emitServerRequest(ev, nil)
 	c.mu.Lock()
 	parked, dropped, open := len(s.parked), s.parkDropped, len(c.openSRQ)
 	c.mu.Unlock()

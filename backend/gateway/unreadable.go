@@ -45,7 +45,7 @@ func (c *Client) unreadable(cn *conn, s wire.Salvaged, why string, now time.Time
 		}
 		ev.DecodeData()
 		if ev.Kind == wire.ApprovalServerRequest {
-			c.emitServerRequest(c.withStored(ev))
+			c.emitServerRequest(c.withStored(ev), s.ID)
 		} else {
 			c.dispatch(ev)
 		}
@@ -53,7 +53,7 @@ func (c *Client) unreadable(cn *conn, s wire.Salvaged, why string, now time.Time
 	}
 	if s.Method != "event" && len(s.ID) > 0 && cn != nil {
 		b, _ := wire.EncodeError(s.ID, wire.CodeInvalidRequest, "Herald could not read this request: "+why)
-		_ = cn.enqueue(context.Background(), b, false)
+		_ = cn.enqueue(context.Background(), b, false, nil)
 	}
 	if s.Session != "" {
 		ev := wire.Event{Gateway: c.name, Session: s.Session, Kind: wire.Resync, ReceivedAt: now}
