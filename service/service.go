@@ -13,6 +13,8 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -221,16 +223,13 @@ func (s *Service) resolveKey(k string) (string, error) {
 }
 
 // ShortKey is an approval's short id for typing: 12 hex digits (48 bits)
-// of a hash of its key, so that two requests Herald holds share one only
-// with a chance of about n²/2⁴⁹; resolveKey refuses an id that matches
-// more than one anyway.
+// of its key's SHA-256, so that two requests Herald holds share one only
+// with a chance of about n²/2⁴⁹, and keys that differ in one character
+// get unrelated ids; resolveKey refuses an id that matches more than one
+// anyway.
 func ShortKey(key string) string {
-	var h uint64 = 14695981039346656037
-	for i := 0; i < len(key); i++ {
-		h ^= uint64(key[i])
-		h *= 1099511628211
-	}
-	return fmt.Sprintf("%012x", h>>16)
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:6])
 }
 
 func (s *Service) onStatus(st source.Status) {
