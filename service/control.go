@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -75,41 +76,68 @@ const controlChunkBytes = 1 << 20
 
 // writeChunked writes resp in lines of about controlChunkBytes: its
 // Pending and Log lists over several lines marked More, the rest of it in
-// the last line.
-func writeChunked(enc *json.Encoder, resp ControlResponse) error {
-	var part ControlResponse
-	size := 0
-	send := func() error {
-		part.More = true
-		err := enc.Encode(part)
-		part, size = ControlResponse{}, 0
+// the last line. Each item is encoded once.
+func writeChunked(w io.Writer, resp ControlResponse) error {
+	pending, log := encodeEach(resp.Pending), encodeEach(resp.Log)
+	resp.Pending, resp.Log, resp.More = nil, nil, false
+	rest, err := json.Marshal(resp)
+	if err != nil {
 		return err
 	}
-	add := func(n int) error {
-		if size > 0 && size+n > controlChunkBytes {
-			if err := send(); err != nil {
-				return err
+	var line []byte
+	var lists [2][][]byte // pending, log items of this line
+	size := 0
+	flush := func(last bool) error {
+		line = line[:0]
+		if last {
+			line = append(line, rest[:len(rest)-1]...) // without its '}'
+		} else {
+			line = append(line, `{"more":true`...)
+		}
+		for i, key := range []string{"pending", "log"} {
+			if len(lists[i]) == 0 {
+				continue
 			}
+			if len(line) > 1 {
+				line = append(line, ',')
+			}
+			line = append(line, `"`+key+`":[`...)
+			for j, item := range lists[i] {
+				if j > 0 {
+					line = append(line, ',')
+				}
+				line = append(line, item...)
+			}
+			line = append(line, ']')
+			lists[i] = lists[i][:0]
 		}
-		size += n
-		return nil
+		line = append(line, '}', '\n')
+		size = 0
+		_, err := w.Write(line)
+		return err
 	}
-	for _, r := range resp.Pending {
-		b, _ := json.Marshal(r)
-		if err := add(len(b)); err != nil {
-			return err
+	for i, items := range [][][]byte{pending, log} {
+		for _, item := range items {
+			if size > 0 && size+len(item) > controlChunkBytes {
+				if err := flush(false); err != nil {
+					return err
+				}
+			}
+			size += len(item)
+			lists[i] = append(lists[i], item)
 		}
-		part.Pending = append(part.Pending, r)
 	}
-	for _, e := range resp.Log {
-		b, _ := json.Marshal(e)
-		if err := add(len(b)); err != nil {
-			return err
-		}
-		part.Log = append(part.Log, e)
+	return flush(true)
+}
+
+// encodeEach encodes each item of a list.
+func encodeEach[T any](items []T) [][]byte {
+	out := make([][]byte, 0, len(items))
+	for _, it := range items {
+		b, _ := json.Marshal(it)
+		out = append(out, b)
 	}
-	resp.Pending, resp.Log, resp.More = part.Pending, part.Log, false
-	return enc.Encode(resp)
+	return out
 }
 
 // DefaultControlPath is $XDG_RUNTIME_DIR/herald/control.sock, or a
@@ -265,7 +293,7 @@ func (s *Service) serveConn(ctx context.Context, c net.Conn) {
 		}
 		resp := s.handleControl(ctx, req)
 		if req.Chunked {
-			writeChunked(enc, resp)
+			writeChunked(c, resp)
 			continue
 		}
 		enc.Encode(resp)
