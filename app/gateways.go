@@ -295,3 +295,30 @@ func (a *App) RemoveGateway(name string) error {
 	a.batch.Poke()
 	return err
 }
+
+// Reconnect reconnects one gateway now.
+func (a *App) Reconnect(name string) error {
+	if a.isUnconnected(name) {
+		return a.retryUnconnected(name) // e.g. the keychain is unlocked now
+	}
+	return a.svc.Reconnect(name)
+}
+
+// ProbeGateway asks a gateway (the default transport) which sign-in it
+// wants, as its driver detects it.
+func (a *App) ProbeGateway(url string) ProbeResult {
+	d, err := source.Lookup("")
+	if err == nil && d.Detect == nil {
+		err = fmt.Errorf("a %s cannot say which sign-in it wants: pick one", strings.ToLower(d.Title))
+	}
+	if err != nil {
+		return ProbeResult{Error: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+	defer cancel()
+	info, err := d.Detect(ctx, source.Config{URL: url})
+	if err != nil {
+		return ProbeResult{Error: err.Error()}
+	}
+	return ProbeResult{Reachable: true, AuthRequired: info.AuthRequired, Version: info.Version, SuggestedAuth: info.Auth}
+}

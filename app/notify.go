@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/wire"
+	"github.com/herald-desktop/herald/service"
 )
 
 // notifier turns inbox changes into desktop notifications: one per
@@ -148,4 +150,66 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// consume feeds the service's notifications to the surfaces, in order,
+// until the app closes: events and approvals to the notifications,
+// sessions other clients drive to their offers, and every change to the
+// window's batched view.
+func (a *App) consume(sub *service.Subscription) {
+	defer close(a.consumed)
+	for {
+		n, err := sub.Next(a.ctx)
+		if err != nil {
+			return
+		}
+		if n.Lagged > 0 {
+			// The window is refreshed from the whole view below; only
+			// the notifications of what was lost are missing.
+			a.log.Warn("the window fell behind Herald's events; some notifications were not shown", "lost", n.Lagged)
+			a.batch.Poke()
+		}
+		switch {
+		case n.Event != nil:
+			a.onEvent(*n.Event)
+		case n.Approval != nil:
+			a.notify.approval(*n.Approval)
+		case n.Notice != nil:
+			a.notify.session(*n.Notice)
+		case n.Changed:
+			a.batch.Poke()
+		}
+	}
+}
+
+func (a *App) onNotificationAction(id, action string) {
+	if a.promptAction(id, action) {
+		return
+	}
+	switch action {
+	case approval.ChoiceOnce, approval.ChoiceDeny:
+		if r, ok := a.svc.Inbox().Get(id); ok && action == approval.ChoiceOnce && !oneClick(r, notifyCommandMax) {
+			// The notification could not show all of it: show it first.
+			a.openApproval(id)
+			return
+		}
+		ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+		defer cancel()
+		if err := a.svc.Answer(ctx, id, action, "notification", false); err != nil {
+			a.warn(err.Error())
+		}
+	case ActionOpen, ActionDefault:
+		a.openApproval(id)
+	default:
+		// ActionClickedOrDismissed (Wails cannot tell a click on the body
+		// from a dismissal) or anything unknown: dismissing must never
+		// raise the window.
+	}
+}
+
+func (a *App) openApproval(key string) {
+	if p := a.plat(); p != nil {
+		p.ShowWindow()
+		p.Emit(EventOpenApproval, key)
+	}
 }

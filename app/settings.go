@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 )
 
 // GatewaySettings is one configured gateway. It holds no secret: tokens,
@@ -132,4 +133,53 @@ func (s *SettingsStore) Save(st Settings) error {
 		return fmt.Errorf("saving settings failed: %v", err)
 	}
 	return nil
+}
+
+func (a *App) timeout(string) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return time.Duration(a.settings.ApprovalTimeoutSeconds) * time.Second
+}
+
+// SetPauseNotifications silences or resumes notifications.
+func (a *App) SetPauseNotifications(p bool) error {
+	a.notify.setPaused(p)
+	a.notice.setPaused(p)
+	err := a.updateSettings(func(s *Settings) { s.PauseNotifications = p })
+	a.batch.Poke()
+	return err
+}
+
+// SetNotifyRunFinished turns the notification for every finished turn
+// on or off (off by default).
+func (a *App) SetNotifyRunFinished(on bool) error {
+	a.notify.setRuns(on)
+	err := a.updateSettings(func(s *Settings) { s.NotifyRunFinished = on })
+	a.batch.Poke()
+	return err
+}
+
+// SetQuitWithoutTray chooses what closing the window does on a desktop
+// without a tray: quit Herald (on), or keep it running in the background
+// (off; the app menu opens the window again).
+func (a *App) SetQuitWithoutTray(on bool) error {
+	err := a.updateSettings(func(s *Settings) { s.QuitWithoutTray = on })
+	a.batch.Poke()
+	return err
+}
+
+// SetAutostart turns start-at-login on or off; the snapshot then reports
+// what the OS says.
+func (a *App) SetAutostart(on bool) error {
+	err := a.d.Autostart.Set(on)
+	a.batch.Poke()
+	return err
+}
+
+func (a *App) updateSettings(fn func(*Settings)) error {
+	a.mu.Lock()
+	fn(&a.settings)
+	st := a.settings
+	a.mu.Unlock()
+	return a.d.Settings.Save(st)
 }

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/herald-desktop/herald/approval"
+)
+
+// The tray's actions: what its menu items do (tray_systray.go draws it).
+
+// TrayAnswer answers from the tray menu.
+func (a *App) TrayAnswer(key, choice string) {
+	if r, ok := a.svc.Inbox().Get(key); ok && choice == approval.ChoiceOnce && !oneClick(r, trayLabelMax) {
+		a.openApproval(key) // the tray could not show all of it
+		return
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	defer cancel()
+	if err := a.svc.Answer(ctx, key, choice, "tray", false); err != nil {
+		a.warn(err.Error())
+	}
+}
+
+// TrayOpen opens an approval's sheet.
+func (a *App) TrayOpen(key string) { a.openApproval(key) }
+
+// TrayReconnect reconnects every gateway now.
+func (a *App) TrayReconnect() {
+	for _, src := range a.svc.Sources() {
+		src.ReconnectNow()
+	}
+}
+
+// TrayTogglePause flips "pause notifications".
+func (a *App) TrayTogglePause() {
+	a.mu.Lock()
+	p := !a.settings.PauseNotifications
+	a.mu.Unlock()
+	a.SetPauseNotifications(p)
+}
+
+// TrayShow raises the window.
+func (a *App) TrayShow() {
+	if p := a.plat(); p != nil {
+		p.ShowWindow()
+	}
+}
+
+// TrayQuit quits Herald.
+func (a *App) TrayQuit() {
+	if p := a.plat(); p != nil {
+		p.Quit()
+	}
+}
+
+// TrayHostChanged records whether the desktop has a tray host (a
+// StatusNotifierWatcher); without one the window says how to get a tray
+// and what closing it does. Called at start and whenever a host appears
+// or goes (the tray icon registers with a new host by itself).
+func (a *App) TrayHostChanged(present bool) {
+	a.mu.Lock()
+	changed := a.trayMissing == present
+	a.trayMissing = !present
+	a.mu.Unlock()
+	if changed {
+		a.batch.Poke()
+	}
+}
+
+// TrayAbsentQuits reports whether closing the window should quit Herald:
+// there is no tray to keep it in, and the user chose to quit then.
+func (a *App) TrayAbsentQuits() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.trayMissing && a.settings.QuitWithoutTray
+}
