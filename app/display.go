@@ -170,6 +170,7 @@ func displaySessions(ss []service.SessionView) []service.SessionView {
 	for i, s := range ss {
 		v := approval.VisibleLine
 		s.Title, s.Model, s.Tool, s.Status, s.LastText = v(s.Title), v(s.Model), v(s.Tool), v(s.Status), v(s.LastText)
+		s.Name = clipLine(service.SessionName(s.Title, s.StoredID, s.ID), liveTitleMax)
 		out[i] = s
 	}
 	return out

@@ -66,6 +66,7 @@ func (s *Service) Ask(ctx context.Context, req AskRequest) (AskResult, error) {
 	if err != nil {
 		return AskResult{}, fmt.Errorf("%v; check the server with `herald watch --api`, then try again", err)
 	}
+	s.nameRun(gw, run.ID, text)
 	return AskResult{Gateway: gw, Transport: TransportAPI, Session: run.ID, StoredSession: req.Session, NewSession: req.Session == "", Status: run.Status}, nil
 }
 

@@ -103,16 +103,9 @@ type LiveSessionView struct {
 	LastText string `json:"last_text,omitempty"`
 }
 
-// DisplayName is the session's title, else its stored id, else its id.
-func (l LiveSessionView) DisplayName() string {
-	switch {
-	case strings.TrimSpace(l.Title) != "":
-		return l.Title
-	case l.Key != "":
-		return l.Key
-	}
-	return l.ID
-}
+// DisplayName is the session's name (SessionName), as every surface
+// names it.
+func (l LiveSessionView) DisplayName() string { return SessionName(l.Title, l.Key, l.ID) }
 
 // GatewaySessions is one gateway's live sessions.
 type GatewaySessions struct {

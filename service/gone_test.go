@@ -36,3 +36,45 @@ func TestGoneSessionLeavesTheView(t *testing.T) {
 		t.Fatalf("sessions in the view %v, want a and c", ids)
 	}
 }
+
+// TestSessionName: one name for a session everywhere: its title, else its
+// stored id, else a short id; an API run is never shown as run_<32 hex>.
+func TestSessionName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ title, stored, id, want string }{
+		{"fix the tests", "20261202_100136_258fb5", "a1b2c3d4e5f6", "fix the tests"},
+		{"  ", "20261202_100136_258fb5", "a1b2c3d4e5f6", "20261202_100136_258fb5"},
+		{"", "", "a1b2c3d4e5f60718", "a1b2c3d4"},
+		{"", "", "run_4f2a9c0e11d84b7f9a6b3c2d1e0f9a8b", "run 4f2a9c0e"},
+		{"", "", "s1", "s1"},
+	} {
+		if got := SessionName(tc.title, tc.stored, tc.id); got != tc.want {
+			t.Errorf("SessionName(%q, %q, %q) = %q, want %q", tc.title, tc.stored, tc.id, got, tc.want)
+		}
+	}
+}
+
+// TestStartedRunIsNamedByItsInput: an API run Herald started is named by
+// its input's first words, whether its first event came before the
+// start returned or after.
+func TestStartedRunIsNamedByItsInput(t *testing.T) {
+	t.Parallel()
+	s := New(Config{})
+	t.Cleanup(s.Close)
+	ev := func(id string) wire.Event {
+		e := wire.Event{Gateway: "api", Session: id, Kind: wire.MessageDelta, Payload: []byte(`{"text":"x"}`)}
+		e.DecodeData()
+		return e
+	}
+	s.onEvent(ev("run_early"))
+	s.nameRun("api", "run_early", "clean the build dir")
+	s.nameRun("api", "run_late", "run the tests and fix every one that fails, then push the branch")
+	s.onEvent(ev("run_late"))
+	got := map[string]string{}
+	for _, v := range s.View().Sessions {
+		got[v.ID] = v.Title
+	}
+	if got["run_early"] != "clean the build dir" || got["run_late"] != "run the tests and fix every one that …" {
+		t.Fatalf("run titles %q", got)
+	}
+}

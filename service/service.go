@@ -72,7 +72,10 @@ type Service struct {
 	// sessionCount and sessionsDropped bound the live view per gateway
 	// (see MaxSessionsPerGateway).
 	sessionCount, sessionsDropped map[string]int
-	statuses                      map[string]source.Status
+	// runTitles name API runs Herald started (runTitle of the input)
+	// until their first event makes their view.
+	runTitles map[string]string
+	statuses  map[string]source.Status
 }
 
 // SessionView is what Herald shows about one session.
@@ -90,6 +93,46 @@ type SessionView struct {
 	LastText string    `json:"last_text,omitempty"`
 	Tokens   int64     `json:"tokens,omitempty"`
 	Updated  time.Time `json:"updated"`
+	// Name is what every surface calls the session (SessionName).
+	Name string `json:"name"`
+}
+
+// SessionName is the one name every surface gives a session: its title;
+// else its stored id (what Hermes lists and `--session` takes); else the
+// first 8 characters of its runtime id (for an API run, the hex after
+// "run_").
+func SessionName(title, stored, id string) string {
+	if t := strings.TrimSpace(title); t != "" {
+		return t
+	}
+	if stored != "" {
+		return stored
+	}
+	short := strings.TrimPrefix(id, "run_")
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	if short != id {
+		if strings.HasPrefix(id, "run_") {
+			return "run " + short
+		}
+		return short
+	}
+	return id
+}
+
+// runTitle is the start of a run's input, its name where the server
+// gives none: "run the tests and fix what fails" rather than run_4f2a….
+func runTitle(input string) string {
+	words := strings.Fields(input)
+	if len(words) > 8 {
+		words = append(words[:8], "…")
+	}
+	t := strings.Join(words, " ")
+	if len(t) > 80 {
+		t = strings.ToValidUTF8(t[:80], "") + "…"
+	}
+	return t
 }
 
 // New builds a service; call Close when done.
@@ -106,6 +149,7 @@ func New(cfg Config) *Service {
 		sessions: map[string]*SessionView{},
 
 		sessionCount:    map[string]int{},
+		runTitles:       map[string]string{},
 		sessionsDropped: map[string]int{},
 		statuses:        map[string]source.Status{},
 	}
@@ -268,7 +312,8 @@ func (s *Service) updateView(ev wire.Event) {
 	}
 	if v == nil {
 		s.makeRoomLocked(ev.Gateway)
-		v = &SessionView{Gateway: ev.Gateway, ID: ev.Session}
+		v = &SessionView{Gateway: ev.Gateway, ID: ev.Session, Title: s.runTitles[k]}
+		delete(s.runTitles, k)
 		s.sessions[k] = v
 		s.sessionCount[ev.Gateway]++
 	}

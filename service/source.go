@@ -280,7 +280,27 @@ func (s *Service) StartRun(ctx context.Context, source, input string) (string, e
 	if !ok {
 		return "", fmt.Errorf("%s is a WebSocket gateway: runs are started on API servers (--api)", source)
 	}
-	return st.StartRun(ctx, input)
+	id, err := st.StartRun(ctx, input)
+	if err == nil {
+		s.nameRun(source, id, input)
+	}
+	return id, err
+}
+
+// nameRun names an API run Herald started by its input's first words.
+func (s *Service) nameRun(source, id, input string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := source + "/" + id
+	if v := s.sessions[k]; v != nil {
+		if v.Title == "" {
+			v.Title = runTitle(input)
+		}
+		return
+	}
+	if len(s.runTitles) < MaxSessionsPerGateway {
+		s.runTitles[k] = runTitle(input)
+	}
 }
 
 // Remove stops a source (either kind), waits for it and forgets its

@@ -34,7 +34,7 @@ export function askTargets(gateways: GatewayView[], sessions: SessionView[]): As
     if (g.kind === "api") continue;
     for (const s of sessions.filter((s) => s.gateway === g.name)) {
       // Named as the session list names it, so the two can be matched.
-      const name = s.title || s.id;
+      const name = s.name || s.title || s.id;
       out.push({ value: `${g.name}\u0000${s.id}`, label: `${g.name}: ${name}${s.running ? " (running)" : ""}`, gateway: g.name, session: s.id });
     }
   }

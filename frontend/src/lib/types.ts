@@ -74,6 +74,9 @@ export interface SessionView {
   status?: string;
   last_text?: string;
   tokens?: number;
+  // The one name every surface gives the session (title, else stored id,
+  // else a short id).
+  name?: string;
 }
 
 export interface GatewayView {
