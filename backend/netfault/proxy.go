@@ -20,6 +20,11 @@ type Proxy struct {
 	mu     sync.Mutex
 	frozen bool
 	thaw   chan struct{} // closed when unfrozen
+	// held: replies (server to client) are held, requests still flow.
+	held     bool
+	release  chan struct{} // closed when replies flow again
+	upBytes  int64         // bytes forwarded client to server
+	upChange chan struct{} // closed at the next upBytes change
 	conns  map[*pair]struct{}
 	dials  int
 	closed bool
@@ -42,8 +47,9 @@ func New(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[*pair]struct{}{}, thaw: make(chan struct{})}
+	p := &Proxy{ln: ln, target: target, conns: map[*pair]struct{}{}, thaw: make(chan struct{}), release: make(chan struct{}), upChange: make(chan struct{})}
 	close(p.thaw)
+	close(p.release)
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -97,11 +103,21 @@ func (p *Proxy) pipe(pr *pair, dst, src net.Conn) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			thaw := p.thaw
+			thaw, release := p.thaw, p.release
 			p.mu.Unlock()
 			<-thaw
+			if src == pr.b {
+				<-release
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
+			}
+			if src == pr.a {
+				p.mu.Lock()
+				p.upBytes += int64(n)
+				close(p.upChange)
+				p.upChange = make(chan struct{})
+				p.mu.Unlock()
 			}
 		}
 		if err != nil {
@@ -142,6 +158,36 @@ func (p *Proxy) Thaw() {
 	}
 }
 
+// HoldReplies stops forwarding from the server to the client while the
+// client's requests still reach the server: the server acts on them and
+// the client hears nothing (cut then, it is "written, link lost").
+func (p *Proxy) HoldReplies() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.held {
+		p.held = true
+		p.release = make(chan struct{})
+	}
+}
+
+// ReleaseReplies resumes forwarding replies.
+func (p *Proxy) ReleaseReplies() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held {
+		p.held = false
+		close(p.release)
+	}
+}
+
+// Forwarded returns how many bytes went from clients to the server, and
+// a channel closed when that changes (for tests that wait on it).
+func (p *Proxy) Forwarded() (int64, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.upBytes, p.upChange
+}
+
 // Cut closes every forwarded connection at once.
 func (p *Proxy) Cut() {
 	p.mu.Lock()
@@ -163,6 +209,7 @@ func (p *Proxy) Close() {
 	p.mu.Unlock()
 	p.ln.Close()
 	p.Thaw()
+	p.ReleaseReplies()
 	p.Cut()
 	p.wg.Wait()
 }
