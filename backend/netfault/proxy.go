@@ -25,10 +25,10 @@ type Proxy struct {
 	release  chan struct{} // closed when replies flow again
 	upBytes  int64         // bytes forwarded client to server
 	upChange chan struct{} // closed at the next upBytes change
-	conns  map[*pair]struct{}
-	dials  int
-	closed bool
-	wg     sync.WaitGroup
+	conns    map[*pair]struct{}
+	dials    int
+	closed   bool
+	wg       sync.WaitGroup
 }
 
 type pair struct{ a, b net.Conn }
