@@ -119,7 +119,7 @@ func runDesktop(f desktopFlags) error {
 		},
 		OnBeforeClose: a.BeforeClose, // remembers the window's place
 		OnShutdown:    a.Shutdown,
-		Bind:          []any{a},
+		Bind:          []any{a.WindowAPI()},
 	})
 	if err != nil {
 		return fmt.Errorf("could not start the window: %w", err)

@@ -8,7 +8,6 @@ import (
 	"go/token"
 	"log/slog"
 	"reflect"
-	"strings"
 	"sync"
 	"time"
 
@@ -257,25 +256,17 @@ func (h windowHost) SubscribeWindow() (<-chan service.WindowEvent, func()) {
 
 func (h windowHost) ShowWindow() error { return h.p.showWindow() }
 
-// notForWindow are the App's exported methods that are not the window's
-// to call: lifecycle, the tray's own, and the split's plumbing. Wails binds
-// every other exported method, so the window process gets the same set.
-var notForWindow = map[string]bool{
-	"Start": true, "Startup": true, "Shutdown": true, "Close": true, "Attach": true,
-	"Service": true, "SecondInstance": true, "StartHeadless": true,
-}
-
 var errorType = reflect.TypeFor[error]()
 
-// callBound runs one of the App's window methods by name with JSON
-// arguments, as Wails does for the window in a single process.
+// callBound runs one of the window's methods (WindowAPI's, the set Wails
+// binds in a single process) by name with JSON arguments.
 func (a *App) callBound(method string, args []json.RawMessage) (json.RawMessage, error) {
-	if !token.IsExported(method) || notForWindow[method] || strings.HasPrefix(method, "Tray") {
+	if !token.IsExported(method) {
 		return nil, fmt.Errorf("the window cannot call %q", method)
 	}
-	m := reflect.ValueOf(a).MethodByName(method)
+	m := reflect.ValueOf(a.WindowAPI()).MethodByName(method)
 	if !m.IsValid() {
-		return nil, fmt.Errorf("the window called %q, which this Herald does not have: is the window program from another version?", method)
+		return nil, fmt.Errorf("the window cannot call %q: it is not one of the window's methods (is the window program from another version?)", method)
 	}
 	t := m.Type()
 	if t.IsVariadic() || t.NumIn() != len(args) {

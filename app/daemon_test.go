@@ -42,7 +42,7 @@ func TestCallBound(t *testing.T) {
 		{"Close", nil, "cannot call"},
 		{"TrayQuit", nil, "cannot call"},
 		{"snapshot", nil, "cannot call"},
-		{"NoSuchMethod", nil, "does not have"},
+		{"NoSuchMethod", nil, "another version"},
 	}
 	for _, tc := range tests {
 		_, err := a.callBound(tc.method, tc.args)

@@ -105,3 +105,113 @@ func (a *App) History(limit int, gatewayName string) ([]HistoryEntry, error) {
 	}
 	return out, nil
 }
+
+// WindowAPI is what Wails binds to the window: exactly the calls the page
+// makes (frontend/src/lib/bridge.ts), plus RememberWindow, which the
+// window process sends when it closes. Lifecycle hooks, the tray's actions
+// and the service stay on App, out of the page's reach. The window process
+// of the split model forwards calls by name to it (see callBound).
+type WindowAPI struct{ a *App }
+
+// WindowAPI returns the window's bound API.
+func (a *App) WindowAPI() *WindowAPI { return &WindowAPI{a: a} }
+
+// Snapshot is everything the window shows.
+func (w *WindowAPI) Snapshot() Snapshot { return w.a.Snapshot() }
+
+// Answer sends the user's choice for an approval.
+func (w *WindowAPI) Answer(key, choice string, confirmAlways bool) error {
+	return w.a.Answer(key, choice, confirmAlways)
+}
+
+// AnswerText answers a clarify, sudo or secret prompt ("" declines).
+func (w *WindowAPI) AnswerText(key, value string) error { return w.a.AnswerText(key, value) }
+
+// Dismiss ends an uncertain request without sending anything.
+func (w *WindowAPI) Dismiss(key string) error { return w.a.Dismiss(key) }
+
+// Reconnect asks a gateway to reconnect now.
+func (w *WindowAPI) Reconnect(name string) error { return w.a.Reconnect(name) }
+
+// History lists the audit log, newest first.
+func (w *WindowAPI) History(limit int, gatewayName string) ([]HistoryEntry, error) {
+	return w.a.History(limit, gatewayName)
+}
+
+// ProbeGateway asks a gateway which sign-in it wants.
+func (w *WindowAPI) ProbeGateway(url string) ProbeResult { return w.a.ProbeGateway(url) }
+
+// TestGateway checks a gateway end to end with the form's credentials.
+func (w *WindowAPI) TestGateway(req AddGatewayRequest) TestResult { return w.a.TestGateway(req) }
+
+// AddGateway saves a gateway (its secret to the keychain) and connects.
+func (w *WindowAPI) AddGateway(req AddGatewayRequest) error { return w.a.AddGateway(req) }
+
+// GatewayForm is a configured gateway as the Edit form shows it.
+func (w *WindowAPI) GatewayForm(name string) (GatewayFormView, error) { return w.a.GatewayForm(name) }
+
+// EditGateway changes a configured gateway and reconnects it.
+func (w *WindowAPI) EditGateway(oldName string, req AddGatewayRequest) error {
+	return w.a.EditGateway(oldName, req)
+}
+
+// RemoveGateway disconnects a gateway and forgets it and its secrets.
+func (w *WindowAPI) RemoveGateway(name string) error { return w.a.RemoveGateway(name) }
+
+// SetPauseNotifications pauses or resumes notifications.
+func (w *WindowAPI) SetPauseNotifications(p bool) error { return w.a.SetPauseNotifications(p) }
+
+// SetAutostart turns start-at-login on or off.
+func (w *WindowAPI) SetAutostart(on bool) error { return w.a.SetAutostart(on) }
+
+// SetQuitWithoutTray sets whether closing the window quits without a tray.
+func (w *WindowAPI) SetQuitWithoutTray(on bool) error { return w.a.SetQuitWithoutTray(on) }
+
+// SetNotifyRunFinished sets whether a finished run is notified.
+func (w *WindowAPI) SetNotifyRunFinished(on bool) error { return w.a.SetNotifyRunFinished(on) }
+
+// StopRun interrupts a session's turn or stops a run.
+func (w *WindowAPI) StopRun(gateway, id string) (service.StopResult, error) {
+	return w.a.StopRun(gateway, id)
+}
+
+// ActiveRuns lists what Stop can stop.
+func (w *WindowAPI) ActiveRuns() []service.RunRef { return w.a.ActiveRuns() }
+
+// Ask submits the quick prompt.
+func (w *WindowAPI) Ask(gateway, session, text string) (service.AskResult, error) {
+	return w.a.Ask(gateway, session, text)
+}
+
+// FollowSession follows a live session.
+func (w *WindowAPI) FollowSession(gatewayName, id string) error {
+	return w.a.FollowSession(gatewayName, id)
+}
+
+// UnfollowSession stops following a session.
+func (w *WindowAPI) UnfollowSession(gatewayName, id string) error {
+	return w.a.UnfollowSession(gatewayName, id)
+}
+
+// FollowAll follows every live session of a gateway.
+func (w *WindowAPI) FollowAll(gatewayName string) (int, error) { return w.a.FollowAll(gatewayName) }
+
+// TakeBack resumes a session another client took.
+func (w *WindowAPI) TakeBack(gatewayName, id string) error { return w.a.TakeBack(gatewayName, id) }
+
+// SetFollowPolicy sets what Herald does with a gateway's other sessions.
+func (w *WindowAPI) SetFollowPolicy(gatewayName, policy string) error {
+	return w.a.SetFollowPolicy(gatewayName, policy)
+}
+
+// SaveWindowState remembers the window's place and size.
+func (w *WindowAPI) SaveWindowState() error { return w.a.SaveWindowState() }
+
+// RememberWindow remembers the place the window process reports.
+func (w *WindowAPI) RememberWindow(g WindowGeometry) error { return w.a.RememberWindow(g) }
+
+// HideWindow hides the window (Herald keeps running).
+func (w *WindowAPI) HideWindow() { w.a.HideWindow() }
+
+// QuitApp quits Herald.
+func (w *WindowAPI) QuitApp() { w.a.QuitApp() }

@@ -13,7 +13,7 @@ import (
 
 // Window is what the window process binds (as window.go.app.Window): one
 // method that forwards a call by name to the always-on Herald over the
-// control socket. The page installs window.go.app.App over it
+// control socket. The page installs window.go.app.WindowAPI over it
 // (frontend/src/lib/forward.ts), so it runs unchanged in either process
 // model.
 type Window struct {

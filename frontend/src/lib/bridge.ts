@@ -1,15 +1,16 @@
 // The window talks only to app/ through the bindings Wails generates from
-// app.App's methods (frontend/wailsjs, `make bindings`) and runtime events.
+// app.WindowAPI's methods (frontend/wailsjs, `make bindings`) and runtime
+// events. WindowAPI has exactly the methods called here (a Go test checks).
 // This file keeps the names the components use as thin wrappers, typed with
 // the richer shapes of ./types (Wails' generated models type times as any).
 // In the window process of the split model the bindings reach the always-on
 // Herald through the forwarder (forward.ts), installed before every call.
-import * as App from "../../wailsjs/go/app/App";
+import * as App from "../../wailsjs/go/app/WindowAPI";
 import { EventsOn } from "../../wailsjs/runtime/runtime";
 import { installForwarder } from "./forward";
 import type { AddGatewayRequest, AskResult, GatewayFormView, HistoryEntry, ProbeResult, RunRef, Snapshot, StopResult, TestResult } from "./types";
 
-/** Calls a generated binding once window.go.app.App is there, typed as
+/** Calls a generated binding once window.go.app.WindowAPI is there, typed as
  *  ./types says. */
 function typed<T>(call: () => Promise<unknown>): Promise<T> {
   if (!installForwarder()) return Promise.reject(new Error("Herald's backend is not available (not running inside Herald?)"));

@@ -20,18 +20,18 @@ describe("forwarding", () => {
 });
 
 describe("installForwarder", () => {
-  it("installs App over Window, and leaves a bound App alone", () => {
+  it("installs WindowAPI over Window, and leaves a bound WindowAPI alone", () => {
     const g = globalThis as unknown as { window?: unknown };
     g.window ??= globalThis; // vitest runs in node
     const w = g.window as { go?: unknown };
     const fw = { Call: async () => 1 };
     w.go = { app: { Window: fw } };
     expect(installForwarder()).toBe(true);
-    expect(typeof (w.go as { app: { App: Record<string, unknown> } }).app.App.Snapshot).toBe("function");
+    expect(typeof (w.go as { app: { WindowAPI: Record<string, unknown> } }).app.WindowAPI.Snapshot).toBe("function");
     const bound = { Snapshot: async () => 2 };
-    w.go = { app: { App: bound, Window: fw } };
+    w.go = { app: { WindowAPI: bound, Window: fw } };
     expect(installForwarder()).toBe(true);
-    expect((w.go as { app: { App: unknown } }).app.App).toBe(bound);
+    expect((w.go as { app: { WindowAPI: unknown } }).app.WindowAPI).toBe(bound);
     w.go = undefined;
     expect(installForwarder()).toBe(false);
   });

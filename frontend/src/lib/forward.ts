@@ -1,11 +1,11 @@
 // On Linux the window runs as its own process: Herald binds only
 // window.go.app.Window.Call there, which forwards a call by name to the
-// always-on Herald process. This installs window.go.app.App as a proxy over
+// always-on Herald process. This installs window.go.app.WindowAPI as a proxy over
 // it, so every caller (bridge.ts, generated bindings) keeps calling
-// window.go.app.App.<Method>(...) whichever process model runs.
+// window.go.app.WindowAPI.<Method>(...) whichever process model runs.
 type Bound = Record<string, (...args: unknown[]) => Promise<unknown>>;
 type Forwarder = { Call: (method: string, args: unknown[]) => Promise<unknown> };
-type GoApp = { App?: Bound; Window?: Forwarder };
+type GoApp = { WindowAPI?: Bound; Window?: Forwarder };
 
 /** A proxy whose every property is a method forwarded through fw. */
 export function forwarding(fw: Forwarder): Bound {
@@ -19,11 +19,11 @@ export function forwarding(fw: Forwarder): Bound {
 }
 
 /** Installs the proxy when only the forwarder is bound; reports whether
- * window.go.app.App is usable afterwards. */
+ * window.go.app.WindowAPI is usable afterwards. */
 export function installForwarder(): boolean {
   const w = window as unknown as { go?: { app?: GoApp } };
   const g = w.go?.app;
   if (!g) return false;
-  if (!g.App && g.Window && typeof g.Window.Call === "function") g.App = forwarding(g.Window);
-  return !!g.App;
+  if (!g.WindowAPI && g.Window && typeof g.Window.Call === "function") g.WindowAPI = forwarding(g.Window);
+  return !!g.WindowAPI;
 }

@@ -60,6 +60,7 @@ export namespace app {
 	    command_bytes?: number;
 	    conflict?: string;
 	    epoch?: string;
+	    unbound?: string;
 	    id: string;
 	    display_command: string;
 	    display: approval.Display;
@@ -98,6 +99,7 @@ export namespace app {
 	        this.command_bytes = source["command_bytes"];
 	        this.conflict = source["conflict"];
 	        this.epoch = source["epoch"];
+	        this.unbound = source["unbound"];
 	        this.id = source["id"];
 	        this.display_command = source["display_command"];
 	        this.display = this.convertValues(source["display"], approval.Display);
@@ -177,45 +179,6 @@ export namespace app {
 	        this.version = source["version"];
 	    }
 	}
-	export class HeadlessPlatform {
-	    Notes: any;
-	    NotesErr: any;
-	    Window: any;
-	    // Go type: slog
-	    Log?: any;
-	    Clock: any;
-	
-	    static createFrom(source: any = {}) {
-	        return new HeadlessPlatform(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.Notes = source["Notes"];
-	        this.NotesErr = source["NotesErr"];
-	        this.Window = source["Window"];
-	        this.Log = this.convertValues(source["Log"], null);
-	        this.Clock = source["Clock"];
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
 	export class HistoryEntry {
 	    seq: number;
 	    // Go type: time
@@ -238,6 +201,15 @@ export namespace app {
 	    error?: string;
 	    request_kind?: string;
 	    question?: string;
+	    guards?: number;
+	    choices?: string[];
+	    request_id?: string;
+	    queue_id?: string;
+	    epoch?: string;
+	    truncated?: boolean;
+	    command_bytes?: number;
+	    conflict?: string;
+	    unbound?: string;
 	    display_command?: string;
 	    display_error?: string;
 	    display_gateway?: string;
@@ -270,6 +242,15 @@ export namespace app {
 	        this.error = source["error"];
 	        this.request_kind = source["request_kind"];
 	        this.question = source["question"];
+	        this.guards = source["guards"];
+	        this.choices = source["choices"];
+	        this.request_id = source["request_id"];
+	        this.queue_id = source["queue_id"];
+	        this.epoch = source["epoch"];
+	        this.truncated = source["truncated"];
+	        this.command_bytes = source["command_bytes"];
+	        this.conflict = source["conflict"];
+	        this.unbound = source["unbound"];
 	        this.display_command = source["display_command"];
 	        this.display_error = source["display_error"];
 	        this.display_gateway = source["display_gateway"];
@@ -571,18 +552,6 @@ export namespace service {
 	        this.title = source["title"];
 	        this.tool = source["tool"];
 	        this.status = source["status"];
-	    }
-	}
-	export class Service {
-	
-	
-	    static createFrom(source: any = {}) {
-	        return new Service(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	
 	    }
 	}
 	export class SessionView {
