@@ -63,12 +63,13 @@ describe("ApprovalSheet", () => {
   for (const [name, extra] of [
     ["truncated", { truncated: true, command_bytes: 70000 }],
     ["conflicting", { conflict: 'the gateway sent different commands under the same request id "srq-1"' }],
+    ["unbound", { unbound: "Herald restarted while this request waited, so it cannot prove that this is still the session's oldest waiting approval" }],
   ] as const) {
     it(`offers only deny for a ${name} request, and says why`, () => {
       const { body } = render(ApprovalSheet, { props: { approval: { ...hostile, ...extra }, now: Date.parse("2026-12-03T10:00:00Z") } });
       expect(body).not.toContain('data-testid="choice-once"');
       expect(body).toContain('data-testid="choice-deny"');
-      expect(body).toContain(name === "truncated" ? 'data-testid="truncated"' : 'data-testid="conflict"');
+      expect(body).toContain(`data-testid="${name === "conflicting" ? "conflict" : name}"`);
     });
   }
 });

@@ -58,9 +58,14 @@ describe("outcomeText keeps outcomes distinct", () => {
     [{ state: "cancelled", outcome: { at: "", reason: "resolved_elsewhere" } }, "Settled elsewhere"],
     [{ state: "cancelled", outcome: { at: "", reason: "interrupted" } }, "Turn interrupted"],
     [{ state: "failed", outcome: { at: "", error: "bad" } }, "Cannot be answered here: bad"],
+    [{ state: "sent-unknown", outcome: { at: "", choice: "once" } }, "“Allow once” sent, outcome unknown: the link dropped before the gateway confirmed it. Herald will not send it again"],
+    [{ state: "outcome-unknown", outcome: { at: "", choice: "once" } }, "“Allow once” sent, outcome unknown"],
   ];
   it.each(cases)("%j", (patch, want) => {
     expect(outcomeText({ ...base, ...patch } as Approval)).toBe(want);
+  });
+  it("never invites a retry for an answer of unknown outcome", () => {
+    expect(outcomeText({ ...base, state: "sent-unknown", outcome: { at: "", choice: "once" } })).not.toMatch(/try again|not sent/i);
   });
   it("never shows a timeout as a deny", () => {
     expect(outcomeText({ ...base, state: "expired" })).not.toMatch(/deny/i);

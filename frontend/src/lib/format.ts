@@ -59,6 +59,10 @@ export function outcomeText(a: Approval, transport = "ws"): string {
       }
     case "failed":
       return `Cannot be answered here: ${o.error ?? "unknown error"}`;
+    case "sent-unknown":
+      return `“${label(o.choice)}” sent, outcome unknown: the link dropped before the gateway confirmed it. Herald will not send it again`;
+    case "outcome-unknown":
+      return `“${label(o.choice)}” sent, outcome unknown${o.detail ? ` (${o.detail})` : ""}`;
   }
 }
 

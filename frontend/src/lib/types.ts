@@ -52,13 +52,17 @@ export interface Approval {
   received_at: string;
   expires_at: string;
   dialect: string;
-  state: "pending" | "answering" | "resolved" | "cancelled" | "expired" | "failed";
+  /** sent-unknown: Herald's answer was written and the link dropped before the gateway
+   * confirmed it; outcome-unknown: Herald never learned whether it took effect. */
+  state: "pending" | "answering" | "resolved" | "cancelled" | "expired" | "failed" | "sent-unknown" | "outcome-unknown";
   uncertain?: boolean;
   /** The gateway sent a longer command than Herald keeps: only deny. */
   truncated?: boolean;
   command_bytes?: number;
   /** Why Herald cannot tell which command an approval would run: only deny. */
   conflict?: string;
+  /** Why Herald cannot bind an answer to this request (id-less gateway, proof of order lost): only deny. */
+  unbound?: string;
   outcome: Outcome;
   last_error?: string;
 }
