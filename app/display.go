@@ -83,6 +83,9 @@ func approvalNotification(r approval.Request, now time.Time) Notification {
 	if r.Kind.IsPrompt() {
 		return promptNotification(r, gw, now)
 	}
+	if r.Unseen() {
+		return unseenNotification(r)
+	}
 	cmd, _, note := oneLine(r, notifyCommandMax)
 	body := []string{cmd}
 	if note != "" {
@@ -112,6 +115,20 @@ func approvalNotification(r approval.Request, now time.Time) Notification {
 		Body:    strings.Join(body, "\n"),
 		Actions: actions,
 	}
+}
+
+// unseenNotification is the notification for an approval whose command
+// Herald was never shown: titled for what it is, no command, expiry
+// unknown, deny only.
+func unseenNotification(r approval.Request) Notification {
+	d := r.Display()
+	title, _ := approval.Truncate(d.Title, notifyTextMax)
+	body := []string{runText(r.Description), "Expires: unknown (Herald did not see when it was asked)."}
+	actions := [][2]string{{ActionOpen, "Open…"}}
+	if r.Offers(approval.ChoiceDeny) {
+		actions = append(actions, [2]string{approval.ChoiceDeny, "Deny"})
+	}
+	return Notification{ID: r.Key, Title: title, Body: strings.Join(body, "\n"), Actions: actions}
 }
 
 // promptNotification is the notification for a clarify, sudo or secret
@@ -158,6 +175,15 @@ func runText(s string) string {
 
 // trayApproval is a pending request in the tray menu.
 func trayApproval(r approval.Request) TrayApproval {
+	return trayApprovalIn(r, r.Display())
+}
+
+// trayApprovalIn is trayApproval with the display the window uses (the
+// session's one name): an unseen approval is labelled by its session.
+func trayApprovalIn(r approval.Request, d approval.Display) TrayApproval {
+	if d.Unseen {
+		return TrayApproval{Key: r.Key, Label: trayCutLabel(d.Title)}
+	}
 	label, _, note := oneLine(r, trayLabelMax)
 	return TrayApproval{Key: r.Key, Label: approval.VisibleLine(r.Gateway) + ": " + label, Note: note, CanOnce: oneClick(r, trayLabelMax)}
 }
@@ -174,4 +200,12 @@ func displaySessions(ss []service.SessionView) []service.SessionView {
 		out[i] = s
 	}
 	return out
+}
+
+func trayCutLabel(s string) string {
+	t, cut := approval.Truncate(approval.VisibleLine(s), trayLabelMax)
+	if cut {
+		t += "…"
+	}
+	return t
 }

@@ -198,7 +198,17 @@ func (a *App) onNotificationAction(id, action string) {
 		if err := a.svc.Answer(ctx, id, action, "notification", false); err != nil {
 			a.warn(err.Error())
 		}
+	case ActionFollow:
+		if gw, live, ok := parseSessionID(id); ok {
+			a.TrayFollow(gw, live)
+		}
 	case ActionOpen, ActionDefault:
+		if _, _, ok := parseSessionID(id); ok {
+			if p := a.plat(); p != nil {
+				p.ShowWindow() // the Sessions panel says the rest
+			}
+			return
+		}
 		a.openApproval(id)
 	default:
 		// ActionClickedOrDismissed (Wails cannot tell a click on the body

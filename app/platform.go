@@ -67,11 +67,22 @@ const (
 
 // TrayModel is what the tray shows.
 type TrayModel struct {
-	State              TrayState
-	Tooltip            string
-	Pending            []TrayApproval
-	Runs               []TrayRun
+	State   TrayState
+	Tooltip string
+	Pending []TrayApproval
+	Runs    []TrayRun
+	// Unseen are sessions running or waiting where Herald does not
+	// receive their events (another client's): their approvals cannot
+	// reach Herald until it follows them.
+	Unseen             []TraySession
 	NotificationsPause bool
+}
+
+// TraySession is a session Herald does not receive, in the tray menu.
+type TraySession struct {
+	Gateway, ID string
+	// Label names the gateway, the session and what it does.
+	Label string
 }
 
 // TrayApproval is one pending approval in the tray menu.
@@ -102,4 +113,6 @@ type TrayActions interface {
 	TrayQuit()
 	// TrayStop stops a run (the "Active runs" submenu).
 	TrayStop(gateway, id string)
+	// TrayFollow follows a session another client drives.
+	TrayFollow(gateway, id string)
 }

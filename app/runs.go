@@ -119,3 +119,10 @@ func (a *App) TrayStop(gateway, id string) {
 		}
 	}
 }
+
+// TrayFollow follows a session from the tray (an unseen session's item).
+func (a *App) TrayFollow(gateway, id string) {
+	if err := a.FollowSession(gateway, id); err != nil {
+		a.warn(fmt.Sprintf("following %s on %s failed: %v", id, gateway, err))
+	}
+}

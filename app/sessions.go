@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
@@ -146,26 +147,33 @@ func (a *App) applyFollowPolicy(g GatewaySettings) {
 	}
 }
 
+// ActionFollow is the Follow button of an offer's notification.
+const ActionFollow = "follow"
+
 // session turns a session notice into a desktop notification where the
-// user should act: a session waiting on them in another client (ask), and
-// a followed session another client took.
+// user should act: a session another client drives that Herald offers to
+// follow (when it appears, starts a turn or waits on the user), with a
+// Follow button, and a followed session another client took.
 func (n *notifier) session(sn service.SessionNotice) {
 	var title, body string
-	name := clipLine(firstNonEmpty(sn.Title, firstNonEmpty(sn.Key, sn.Session)), liveTitleMax)
+	var actions [][2]string
+	name := clipLine(approval.SessionName(sn.Title, sn.Key, sn.Session), liveTitleMax)
+	gw := clipLine(sn.Gateway, 60)
 	switch {
-	case sn.Kind == service.NoticeOffer && sn.Status == "waiting":
-		title = "A session waits on you in another client"
-		body = fmt.Sprintf("%s on %s. Open Herald's Sessions to follow it here (the other client then stops receiving its live events).", name, clipLine(sn.Gateway, 60))
+	case sn.Kind == service.NoticeOffer:
+		switch sn.Status {
+		case "waiting":
+			title = "A session waits on you in another client"
+		case "working", "starting", "running":
+			title = "A session runs in another client"
+		default:
+			title = "A session started in another client"
+		}
+		body = fmt.Sprintf("%s · %s. Herald does not receive its approvals. Follow it to see them here (this gateway sends each session's events to one client at a time: a client watching it then stops receiving them).", gw, name)
+		actions = [][2]string{{ActionFollow, "Follow"}}
 	case sn.Kind == service.NoticeElsewhere:
 		title = "Followed elsewhere now"
-		body = fmt.Sprintf("Another client took %s on %s: its approvals go there. Open Herald's Sessions to take it back.", name, clipLine(sn.Gateway, 60))
-	case sn.Kind == service.NoticeApprovalElsewhere:
-		// Hermes without approval transports: shown, answered where asked.
-		title = "Approval waiting elsewhere"
-		body = clipLine(sn.Text, 300)
-		if sn.Title != "" {
-			body += " Session: " + clipLine(sn.Title, liveTitleMax) + "."
-		}
+		body = fmt.Sprintf("Another client took %s · %s: its approvals go there. Open Herald's Sessions to take it back.", gw, name)
 	default:
 		return
 	}
@@ -175,5 +183,21 @@ func (n *notifier) session(sn service.SessionNotice) {
 	if p == nil || paused {
 		return
 	}
-	n.notify(p, Notification{ID: "session:" + sn.Gateway + "/" + sn.Session, Title: title, Body: body})
+	n.notify(p, Notification{ID: sessionNotificationID(sn.Gateway, sn.Session), Title: title, Body: body, Actions: actions})
+}
+
+// sessionNotificationID names a session's notification; parseSessionID
+// reads it back for the Follow button.
+func sessionNotificationID(gw, live string) string { return "session:" + gw + "/" + live }
+
+func parseSessionID(id string) (gw, live string, ok bool) {
+	rest, ok := strings.CutPrefix(id, "session:")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 || i == len(rest)-1 {
+		return "", "", false
+	}
+	return rest[:i], rest[i+1:], true
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
@@ -53,9 +54,36 @@ type ApprovalView struct {
 	Display        approval.Display `json:"display"`
 }
 
-func approvalView(r approval.Request) ApprovalView {
-	d := r.Display()
+func approvalView(r approval.Request) ApprovalView { return approvalViewIn(r, "") }
+
+// approvalViewIn is approvalView with the session's one name (its title
+// where the gateway lists one).
+func approvalViewIn(r approval.Request, session string) ApprovalView {
+	d := r.DisplayIn(session)
 	return ApprovalView{Request: r, ID: service.ShortKey(r.Key), DisplayCommand: d.Command, Display: d}
+}
+
+// sessionNames maps "gateway\x00id" (live and stored) to the session's
+// one name, from the gateways' listings.
+func sessionNames(live []service.GatewaySessions) map[string]string {
+	m := map[string]string{}
+	for _, g := range live {
+		for _, l := range g.Sessions {
+			n := l.DisplayName()
+			m[g.Gateway+"\x00"+l.ID] = n
+			if l.Key != "" {
+				m[g.Gateway+"\x00"+l.Key] = n
+			}
+		}
+	}
+	return m
+}
+
+func nameOf(names map[string]string, r approval.Request) string {
+	if n, ok := names[r.Gateway+"\x00"+r.Session]; ok {
+		return n
+	}
+	return names[r.Gateway+"\x00"+r.StoredSession]
 }
 
 // HistoryEntry is an audit log entry for the window, with its command as
@@ -132,8 +160,25 @@ func trayModel(s Snapshot) TrayModel {
 			connected++
 		}
 	}
+	var names []string
+	for _, g := range s.Live {
+		for _, l := range g.Sessions {
+			running := l.Status == "working" || l.Status == "waiting" || l.Status == "starting" || l.Status == "running"
+			if !running || (l.Followed && !l.Elsewhere) {
+				continue
+			}
+			what := "running in another client"
+			if l.Status == "waiting" {
+				what = "waiting in another client"
+			}
+			label := trayCutLabel(g.Gateway + " · " + l.Name + ": " + what)
+			m.Unseen = append(m.Unseen, TraySession{Gateway: g.Gateway, ID: l.ID, Label: label})
+			names = append(names, g.Gateway+" · "+l.Name)
+		}
+	}
 	switch {
-	case len(s.Approvals) > 0:
+	case len(s.Approvals) > 0 || len(m.Unseen) > 0:
+		// Never green while a session Herald cannot see may ask.
 		m.State = TrayPending
 	case connected > 0 && connected < len(s.Gateways):
 		m.State = TrayDegraded
@@ -143,12 +188,15 @@ func trayModel(s Snapshot) TrayModel {
 		m.State = TrayDisconnected
 	}
 	m.Tooltip = fmt.Sprintf("Herald: %d of %d gateways connected, %d approvals pending", connected, len(s.Gateways), len(s.Approvals))
+	if len(m.Unseen) > 0 {
+		m.Tooltip += fmt.Sprintf("; %d session(s) run in another client and their approvals cannot reach Herald: %s", len(m.Unseen), strings.Join(names, ", "))
+	}
 	for _, r := range s.Approvals {
 		if r.Kind.IsPrompt() {
 			m.Pending = append(m.Pending, trayPrompt(r))
 			continue
 		}
-		m.Pending = append(m.Pending, trayApproval(r.Request))
+		m.Pending = append(m.Pending, trayApprovalIn(r.Request, r.Display))
 	}
 	for _, ss := range s.Sessions {
 		if ss.Running {

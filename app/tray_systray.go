@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"fyne.io/systray"
@@ -64,8 +65,16 @@ func (t *systrayTray) Update(m TrayModel) {
 			}
 		}()
 	}
-	if len(m.Pending) == 0 {
+	switch {
+	case len(m.Pending) == 0 && len(m.Unseen) > 0:
+		systray.AddMenuItem("No approvals Herald can see", "").Disable()
+	case len(m.Pending) == 0:
 		systray.AddMenuItem("No approvals pending", "").Disable()
+	}
+	for _, u := range m.Unseen {
+		u := u
+		item := systray.AddMenuItem(surface.DBusMenu(u.Label), "Herald does not receive this session's approvals")
+		on(item.AddSubMenuItem("Follow", "Receive its events and approvals here"), func() { t.act.TrayFollow(u.Gateway, u.ID) })
 	}
 	for _, p := range m.Pending {
 		p := p
@@ -108,7 +117,7 @@ func (t *systrayTray) Update(m TrayModel) {
 }
 
 func sameTray(a, b TrayModel) bool {
-	if a.State != b.State || a.Tooltip != b.Tooltip || a.NotificationsPause != b.NotificationsPause || len(a.Pending) != len(b.Pending) || len(a.Runs) != len(b.Runs) {
+	if a.State != b.State || a.Tooltip != b.Tooltip || a.NotificationsPause != b.NotificationsPause || len(a.Pending) != len(b.Pending) || len(a.Runs) != len(b.Runs) || !slices.Equal(a.Unseen, b.Unseen) {
 		return false
 	}
 	for i := range a.Pending {

@@ -67,15 +67,16 @@ func (a *App) Snapshot() Snapshot {
 			MayHaveMissedEvents: g.MayHaveMissedEvents, MissedReason: approval.VisibleLine(g.MissedReason), Version: approval.VisibleLine(g.Version),
 		})
 	}
+	names := sessionNames(v.Live)
 	for _, r := range v.Approvals {
-		s.Approvals = append(s.Approvals, approvalView(r))
+		s.Approvals = append(s.Approvals, approvalViewIn(r, nameOf(names, r)))
 	}
 	s.Gateways = a.withUnconnected(s.Gateways, st.Gateways)
 	for i, r := range v.Recent {
 		if i == 20 {
 			break
 		}
-		s.Recent = append(s.Recent, approvalView(r))
+		s.Recent = append(s.Recent, approvalViewIn(r, nameOf(names, r)))
 	}
 	return s
 }

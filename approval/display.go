@@ -310,6 +310,62 @@ type Display struct {
 	Prompt   string   `json:"prompt,omitempty"`
 	EnvVar   string   `json:"env_var,omitempty"`
 	Choices  []string `json:"choices,omitempty"`
+	// Unseen: an approval whose command Herald was never shown (a session
+	// that may be waiting on one sent to another client). Surfaces title
+	// it with Title, show no command (no command bar, nothing to copy)
+	// and offer only deny.
+	Unseen bool   `json:"unseen,omitempty"`
+	Title  string `json:"title,omitempty"`
+	// ExpiryKnown is false when Herald does not know when the gateway
+	// stops waiting (an unseen approval): surfaces say "unknown".
+	ExpiryKnown bool `json:"expiry_known"`
+}
+
+// Unseen reports whether r is an approval whose command Herald was never
+// shown: it accepts only deny.
+func (r Request) Unseen() bool { return r.Kind == KindApproval && r.Command == "" }
+
+// UnseenTitle is how every surface titles an unseen approval:
+// "GATEWAY · SESSION: may be waiting for approval", with the session's one
+// name (its title, else its short stored id).
+func UnseenTitle(gateway, session string) string {
+	return VisibleLine(gateway) + " · " + VisibleLine(session) + ": may be waiting for approval"
+}
+
+// DisplayIn is Display with the session's one name (see SessionName).
+func (r Request) DisplayIn(session string) Display {
+	d := r.Display()
+	if session != "" {
+		d.Session = VisibleLine(session)
+	}
+	if d.Unseen {
+		d.Title = UnseenTitle(r.Gateway, d.Session)
+	}
+	return d
+}
+
+// SessionName is the one name every surface gives a session: its title;
+// else its stored id (what Hermes lists and `--session` takes); else the
+// first 8 characters of its runtime id (for an API run, the hex after
+// "run_"). The runtime id stays in the details.
+func SessionName(title, stored, id string) string {
+	if t := strings.TrimSpace(title); t != "" {
+		return t
+	}
+	if stored != "" {
+		return stored
+	}
+	short := strings.TrimPrefix(id, "run_")
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	if short != id {
+		if strings.HasPrefix(id, "run_") {
+			return "run " + short
+		}
+		return short
+	}
+	return id
 }
 
 // Display returns what surfaces show of r.
@@ -330,8 +386,11 @@ func (r Request) Display() Display {
 		FirstLine:   r.CommandFirstLine(),
 		Description: r.DisplayDescription(),
 		Gateway:     VisibleLine(r.Gateway),
-		Session:     VisibleLine(r.Session),
 		Markers:     HasMarkers(r.Command),
 		Lines:       strings.Count(r.Command, "\n") + 1,
+		Unseen:      r.Unseen(),
+		Title:       map[bool]string{true: UnseenTitle(r.Gateway, SessionName("", r.StoredSession, r.Session))}[r.Unseen()],
+		ExpiryKnown: !r.Unseen() && !r.ExpiresAt.IsZero(),
+		Session:     VisibleLine(SessionName("", r.StoredSession, r.Session)),
 	}
 }

@@ -121,8 +121,14 @@ func (s *Service) askWS(ctx context.Context, c *gateway.Client, session, text st
 	if res.Status == "" {
 		res.Status = "submitted"
 	}
-	if !res.NewSession && !c.Status().Features.Capabilities { // 0.18.2: single consumer
-		res.Note = "on this gateway the session's live events now go to Herald only; other clients showing it stop receiving them until they resume it"
+	switch {
+	case res.NewSession || c.FanOut():
+	case res.Status == "queued":
+		// A busy session queues the text (0.19's "queued" reply); the
+		// queued turn's events go to the client that submitted it.
+		res.Note = "the session was busy: your text runs after the current turn, and its events come to Herald (this gateway sends each session's events to one client at a time, so other clients showing it stop receiving them)"
+	default:
+		res.Note = "this gateway sends each session's events to one client at a time: its live events now go to Herald only; other clients showing it stop receiving them until they resume it"
 	}
 	return res, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/herald-desktop/herald/approval"
 	"sort"
 	"strings"
 	"sync"
@@ -296,13 +297,7 @@ func offerText(l gateway.LiveSession) string {
 }
 
 func displayOf(l gateway.LiveSession) string {
-	if strings.TrimSpace(l.Title) != "" {
-		return l.Title
-	}
-	if l.Key != "" {
-		return l.Key
-	}
-	return l.ID
+	return approval.SessionName(l.Title, l.Key, l.ID)
 }
 
 // attachLive resumes a listed session in the background.

@@ -102,23 +102,7 @@ type SessionView struct {
 // first 8 characters of its runtime id (for an API run, the hex after
 // "run_").
 func SessionName(title, stored, id string) string {
-	if t := strings.TrimSpace(title); t != "" {
-		return t
-	}
-	if stored != "" {
-		return stored
-	}
-	short := strings.TrimPrefix(id, "run_")
-	if len(short) > 8 {
-		short = short[:8]
-	}
-	if short != id {
-		if strings.HasPrefix(id, "run_") {
-			return "run " + short
-		}
-		return short
-	}
-	return id
+	return approval.SessionName(title, stored, id)
 }
 
 // runTitle is the start of a run's input, its name where the server

@@ -50,4 +50,20 @@ describe("ApprovalSheet (DOM)", () => {
     expect(target.textContent).toContain("Tick “I understand”");
     unmount(sheet);
   });
+
+  it("titles an approval Herald never saw for what it is: no command bar, no Copy, expiry unknown, deny only", () => {
+    const r = req("lab/U", "");
+    r.choices = ["deny"];
+    r.display = { ...r.display, command: "", first_line: "", session: "Fix the build", unseen: true, title: "lab · Fix the build: may be waiting for approval", expiry_known: false };
+    const target = document.createElement("div");
+    document.body.appendChild(target);
+    const sheet = mount(ApprovalSheet, { target, props: { approval: r, now: Date.parse("2026-12-03T10:00:00Z") } });
+    flushSync();
+    expect(target.querySelector('[data-testid="unseen-title"]')?.textContent).toBe("lab · Fix the build: may be waiting for approval");
+    expect(target.querySelector('[data-testid="command"]')).toBeNull();
+    expect(target.textContent).not.toContain("Copy command");
+    expect(target.querySelector('[data-testid="countdown"]')?.textContent).toBe("expires: unknown");
+    expect([...target.querySelectorAll("[data-testid^=choice-]")].map((b) => b.getAttribute("data-testid"))).toEqual(["choice-deny"]);
+    unmount(sheet);
+  });
 });

@@ -27,6 +27,12 @@ export interface Display {
   prompt?: string;
   env_var?: string;
   choices?: string[];
+  /** An approval whose command Herald was never shown: titled by `title`,
+   *  no command bar, nothing to copy, deny only. */
+  unseen?: boolean;
+  title?: string;
+  /** False when Herald does not know when the gateway stops waiting. */
+  expiry_known?: boolean;
 }
 
 /** What a request asks for: a command approval, or a prompt (clarify

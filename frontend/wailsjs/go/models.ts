@@ -480,6 +480,9 @@ export namespace approval {
 	    prompt?: string;
 	    env_var?: string;
 	    choices?: string[];
+	    unseen?: boolean;
+	    title?: string;
+	    expiry_known: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new Display(source);
@@ -499,6 +502,9 @@ export namespace approval {
 	        this.prompt = source["prompt"];
 	        this.env_var = source["env_var"];
 	        this.choices = source["choices"];
+	        this.unseen = source["unseen"];
+	        this.title = source["title"];
+	        this.expiry_known = source["expiry_known"];
 	    }
 	}
 
@@ -567,6 +573,7 @@ export namespace service {
 	    tokens?: number;
 	    // Go type: time
 	    updated: any;
+	    name: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new SessionView(source);
@@ -585,6 +592,7 @@ export namespace service {
 	        this.last_text = source["last_text"];
 	        this.tokens = source["tokens"];
 	        this.updated = this.convertValues(source["updated"], null);
+	        this.name = source["name"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
