@@ -127,6 +127,9 @@ func TestUnknownReconciled(t *testing.T) {
 		{"API server confirms", event("api", "run1", wire.ApprovalRequest, t0, map[string]any{"command": "rm -rf ./a"}), "once", func(*fixture) []wire.Event {
 			return []wire.Event{event("api", "run1", "approval.responded", t0, map[string]any{"choice": "once", "resolved": 1})}
 		}, StateResolved, "API server reported"},
+		{"run ended", event("api", "run1", wire.ApprovalRequest, t0, map[string]any{"command": "rm -rf ./a"}), "once", func(*fixture) []wire.Event {
+			return []wire.Event{event("api", "run1", "run.completed", t0, map[string]any{"output": "done"})}
+		}, StateOutcomeUnknown, "outcome unknown"},
 		{"deadline", legacy("g1", "s1", "rm -rf ./a", t0), "once", func(f *fixture) []wire.Event {
 			f.clk.Advance(DefaultTimeout)
 			return nil

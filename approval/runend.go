@@ -18,8 +18,10 @@ import (
 // interrupted them and a finished one settled them elsewhere.
 func (in *Inbox) runEndLocked(ev wire.Event, now time.Time) {
 	// A request being answered is left to the answer's result: the run
-	// may have ended because of that very answer.
-	live := in.sessionLocked(ev, func(it *item) bool { return it.State == StatePending })
+	// may have ended because of that very answer. One whose answer's
+	// outcome is unknown stays unknown (or expired, if the output says
+	// it timed out): the run's end does not say whose answer settled it.
+	live := in.sessionLocked(ev, func(it *item) bool { return it.State == StatePending || it.State == StateSentUnknown })
 	if len(live) == 0 {
 		return
 	}
