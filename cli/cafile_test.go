@@ -14,7 +14,8 @@ import (
 
 // TestCAFile: a gateway whose certificate the system does not trust is
 // refused with advice the command line can follow (--ca-file,
-// SSL_CERT_FILE), and --ca-file with its CA gets through.
+// SSL_CERT_FILE), and --ca-file with its CA gets through. The connect
+// timeout is generous: a loaded CI machine can take seconds to dial.
 func TestCAFile(t *testing.T) {
 	t.Parallel()
 	gw := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, TLS: true})
@@ -25,7 +26,7 @@ func TestCAFile(t *testing.T) {
 	}
 	run := func(extra ...string) string {
 		var out, errb bytes.Buffer
-		args := append([]string{"stop", "--gateway", gw.URL, "--token", gw.Token(), "--connect-timeout", "2s"}, extra...)
+		args := append([]string{"stop", "--gateway", gw.URL, "--token", gw.Token(), "--connect-timeout", "20s"}, extra...)
 		Main(context.Background(), append(args, "no-such-session"), strings.NewReader(""), &out, &errb)
 		return errb.String()
 	}
