@@ -169,7 +169,9 @@ type CancelPayload struct {
 
 // ResyncPayload explains a Resync event.
 type ResyncPayload struct {
-	// Reason is epoch, truncated, no-replay, new-runtime, resume-failed or replay-failed.
+	// Reason is epoch, truncated, no-replay, new-runtime, resume-failed or
+	// replay-failed; overflow (events past a queue's bound were dropped)
+	// or unreadable-frame (a frame of the session could not be read).
 	Reason string `json:"reason"`
 }
 
