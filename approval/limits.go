@@ -36,6 +36,9 @@ const (
 	// refusedCommandBytes is how much of a refused command the refusal
 	// (and its audit entry) keeps.
 	refusedCommandBytes = 1 << 10
+	// maxPoisoned bounds the sessions remembered as having had an
+	// arrival-order approval refused.
+	maxPoisoned = 4096
 )
 
 // ChangeRefused is an arrival the inbox did not take in because its
@@ -219,7 +222,13 @@ func (in *Inbox) refuseNLocked(r Request, n int, poison bool, why, bound string,
 	f.Last = now
 	f.LastCommand, _ = Truncate(r.Command, 200)
 	if poison {
-		in.poisoned[eventNS(r)] = true
+		if ns := eventNS(r); in.poisoned[ns] || len(in.poisoned) < maxPoisoned {
+			in.poisoned[ns] = true
+		} else {
+			// Bounded: past maxPoisoned sessions the whole gateway's
+			// arrival-order approvals are deny-only.
+			in.poisoned[r.Gateway+"/ev/*"] = true
+		}
 	}
 	// The audit log keeps the beginning of a refused command: it was
 	// neither shown nor answered, and masking 20 KB of it for the log

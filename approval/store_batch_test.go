@@ -241,3 +241,29 @@ func TestTransportRefusedPromptKind(t *testing.T) {
 		t.Fatalf("audit %+v", es)
 	}
 }
+
+// TestPoisonedSessionsBounded: refusals of arrival-order approvals in
+// endless sessions cannot grow the set of deny-only sessions; past its
+// bound the whole gateway's arrival-order approvals are deny-only.
+func TestPoisonedSessionsBounded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(o *Options) { o.MaxPending, o.Notify = 1, nil })
+	f.in.Ingest(legacy("g1", "s0", "ls", t0)) // fills the gateway
+	for i := range maxPoisoned + 50 {
+		f.in.Ingest(legacy("g1", fmt.Sprint("junk-", i), "rm -rf ./junk", t0))
+	}
+	var n int
+	f.in.do(func(time.Time) { n = len(f.in.poisoned) })
+	if n > maxPoisoned+1 {
+		t.Fatalf("%d poisoned sessions, bound %d", n, maxPoisoned)
+	}
+	if err := f.in.Answer(ctx, f.in.Pending()[0].Key, ChoiceDeny, "cli", false); err != nil {
+		t.Fatal(err)
+	}
+	f.in.Ingest(legacy("g1", "fresh", "echo later", t0))
+	for _, r := range f.in.Pending() {
+		if r.Session == "fresh" && r.Conflict == "" {
+			t.Fatal("a later arrival-order approval is approvable after refusals past the bound")
+		}
+	}
+}
