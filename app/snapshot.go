@@ -41,7 +41,11 @@ type GatewayView struct {
 	Error               string `json:"error,omitempty"`
 	MayHaveMissedEvents bool   `json:"may_have_missed_events"`
 	MissedReason        string `json:"missed_reason,omitempty"`
-	Version             string `json:"version,omitempty"`
+	// Delivery says, for people, to whom this gateway sends a session's
+	// events, as its connection showed (and DeliveryEvidence why).
+	Delivery         string `json:"delivery,omitempty"`
+	DeliveryEvidence string `json:"delivery_evidence,omitempty"`
+	Version          string `json:"version,omitempty"`
 }
 
 // ApprovalView is an approval request for the window: the request as the

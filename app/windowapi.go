@@ -65,6 +65,7 @@ func (a *App) Snapshot() Snapshot {
 		s.Gateways = append(s.Gateways, GatewayView{
 			Name: g.Gateway, URL: urls[g.Gateway], Kind: firstNonEmpty(g.Kind, "ws"), State: string(g.State), Error: approval.VisibleLine(g.Err),
 			MayHaveMissedEvents: g.MayHaveMissedEvents, MissedReason: approval.VisibleLine(g.MissedReason), Version: approval.VisibleLine(g.Version),
+			Delivery: approval.VisibleLine(g.Features.DeliveryText), DeliveryEvidence: approval.VisibleLine(g.Features.DeliveryEvidence),
 		})
 	}
 	names := sessionNames(v.Live)

@@ -482,7 +482,7 @@ func unseenApproval(gw string, s *session, now time.Time) wire.Event {
 		Command:   "",
 		Description: "This session has been silent since Herald followed it in the middle of a turn. " +
 			"It may be waiting on an approval that was sent to another client before Herald followed it; " +
-			"this Hermes version does not send it again, so Herald cannot show the command and will not approve it. " +
+			"this gateway does not send it again, so Herald cannot show the command and will not approve it. " +
 			"Check it in the client that started the session, or deny it here.",
 		Choices:        []string{"deny"},
 		AllowPermanent: &f,

@@ -97,6 +97,9 @@ export interface GatewayView {
   error?: string;
   may_have_missed_events: boolean;
   missed_reason?: string;
+  /** To whom the gateway sends a session's events, for people. */
+  delivery?: string;
+  delivery_evidence?: string;
   version?: string;
 }
 

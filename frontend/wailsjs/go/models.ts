@@ -161,6 +161,8 @@ export namespace app {
 	    error?: string;
 	    may_have_missed_events: boolean;
 	    missed_reason?: string;
+	    delivery?: string;
+	    delivery_evidence?: string;
 	    version?: string;
 	
 	    static createFrom(source: any = {}) {
@@ -176,6 +178,8 @@ export namespace app {
 	        this.error = source["error"];
 	        this.may_have_missed_events = source["may_have_missed_events"];
 	        this.missed_reason = source["missed_reason"];
+	        this.delivery = source["delivery"];
+	        this.delivery_evidence = source["delivery_evidence"];
 	        this.version = source["version"];
 	    }
 	}
