@@ -20,6 +20,18 @@ func TestLimitsShownInTheTerminal(t *testing.T) {
 		t.Fatalf("pending line %q", l)
 	}
 
+	// An id-less answer Herald cannot bind: deny only, and why.
+	r.Conflict, r.Unbound, r.Choices = "", "Herald restarted while this request waited, so it cannot prove that this is still the session's oldest waiting approval", []string{"deny"}
+	block = strings.Join(approvalBlock(r, 1), "\n")
+	if l := pendingLine(r, r.ExpiresAt); !strings.Contains(block, "deny only: Herald restarted") || !strings.Contains(l, "deny only: Herald restarted") {
+		t.Fatalf("block:\n%s\npending line %q", block, l)
+	}
+	// An answer of unknown outcome: said plainly, no retry invited.
+	r.Unbound, r.State, r.Outcome = "", approval.StateSentUnknown, approval.Outcome{Choice: "once"}
+	if l := pendingLine(r, r.ExpiresAt); !strings.Contains(l, "outcome unknown") || strings.Contains(l, "try again") {
+		t.Fatalf("pending line %q", l)
+	}
+
 	var buf bytes.Buffer
 	out := &printer{w: &buf}
 	for i := range 1000 {
