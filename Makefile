@@ -90,7 +90,7 @@ integration:
 	  echo "real Hermes tests skipped: $(HERMES_PEER) not found; set HERMES_PEER=/path/to/hermes-peer (and HERMES_PEER_SRC=/path/to/hermes-agent to run a checkout)"; \
 	  case "$${CI:-}" in ""|false|0) exit 0;; *) exit 1;; esac; \
 	fi
-	HERMES_PEER=$(HERMES_PEER) HERALD_INTEGRATION=1 go test -count=1 -timeout 10m ./integration ./backend/hermespeer
+	HERMES_PEER=$(HERMES_PEER) HERALD_INTEGRATION=1 go test -count=1 -timeout 14m ./integration ./backend/hermespeer
 
 ui-test: frontend
 	cd frontend && npm test && npm run check
