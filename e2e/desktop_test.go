@@ -40,6 +40,7 @@ const (
 	colPrimary   = 0x0a64d8 // "Allow once" (button.primary)
 	colDanger    = 0xc62828 // "Deny" (button.danger)
 	colConnected = 0x2e9e5b // a connected gateway's dot
+	colAttention = 0xe08a00 // the no-tray notice's border (--attention)
 )
 
 var requiredTools = []struct{ bin, pkg string }{
@@ -344,6 +345,34 @@ func TestDesktop(t *testing.T) {
 		e.screenshot("root", filepath.Join(art, "11-confirmed-screen.png"))
 		h.ocr("11-confirmed.png", []string{"confirmed by the gateway", "from window"}, []string{cmd})
 		sum.add("C window", fmt.Sprintf("answered %q with the o key in the window in %s; notification withdrawn", "once", since(t0)))
+	})
+
+	// Stock GNOME has no tray host: when the StatusNotifierWatcher leaves
+	// the bus, the window says so, how to get a tray and what closing
+	// does; when one appears again, the notice goes.
+	t.Run("no tray host", func(t *testing.T) {
+		h.t = t
+		if win == "" {
+			t.Skip("no window")
+		}
+		t0 := time.Now()
+		// Other things may be amber too (a reconnecting gateway's dot):
+		// the notice's border is what comes on top of them.
+		img, err := e.screenshot(win, filepath.Join(art, "20-before.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := colorCount(img, colAttention)[colAttention]
+		if _, err := fakes.ReleaseName(watcherName); err != nil {
+			t.Fatal(err)
+		}
+		h.waitScreen(win, "the no-tray notice", "20-no-tray.png", func(s screen) bool { return s.exact[colAttention] >= before+800 })
+		h.ocr("20-no-tray.png", []string{"No tray on this desktop", "quit Herald"}, []string{"gnome-shell-extension-appindicator"})
+		if err := requestName(fakes, watcherName); err != nil {
+			t.Fatal(err)
+		}
+		h.waitScreen(win, "the notice gone with a tray host back", "21-tray-back.png", func(s screen) bool { return s.exact[colAttention] <= before+50 })
+		sum.add("D no tray", fmt.Sprintf("notice shown without a StatusNotifierWatcher and gone with one again in %s", since(t0)))
 	})
 
 	if rss, err := vmRSS(herald.cmd.Process.Pid); err == nil {
@@ -766,7 +795,7 @@ func (h *harness) waitScreen(win, what, name string, ok func(screen) bool) image
 			return false, nil
 		}
 		img = i
-		counts.exact = colorCount(i, colCommand, colPrimary, colDanger, colConnected)
+		counts.exact = colorCount(i, colCommand, colPrimary, colDanger, colConnected, colAttention)
 		counts.blue, counts.red = hueCounts(i)
 		return ok(counts), nil
 	})
@@ -778,7 +807,7 @@ func (h *harness) waitScreen(win, what, name string, ok func(screen) bool) image
 }
 
 func fmtCounts(n map[uint32]int) string {
-	names := map[uint32]string{colCommand: "command", colPrimary: "primary", colDanger: "danger", colConnected: "connected"}
+	names := map[uint32]string{colCommand: "command", colPrimary: "primary", colDanger: "danger", colConnected: "connected", colAttention: "attention"}
 	var parts []string
 	for c, k := range n {
 		parts = append(parts, fmt.Sprintf("%s=%d", names[c], k))
