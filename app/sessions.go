@@ -84,6 +84,28 @@ func (a *App) FollowSession(gatewayName, id string) error {
 	return visibleErr(a.svc.FollowSession(ctx, gatewayName, id))
 }
 
+// FollowRun follows an API-server run started elsewhere (curl, a script:
+// POST /v1/runs) by its id, so its events and approvals come to Herald.
+func (a *App) FollowRun(gatewayName, runID string) error {
+	runID = strings.TrimSpace(runID)
+	switch {
+	case runID == "":
+		return errors.New("give the run's id (run_…), as POST /v1/runs returned it")
+	case len(runID) > 256 || strings.ContainsAny(runID, " \t\n/?#"):
+		return errors.New("that is not a run id: give it as POST /v1/runs returned it (run_…)")
+	}
+	src, ok := a.svc.Source(gatewayName)
+	if !ok {
+		return fmt.Errorf("no gateway named %q is configured", gatewayName)
+	}
+	if src.Kind() != service.KindAPIServer {
+		return fmt.Errorf("%s is a dashboard gateway: follow its sessions in Sessions; runs are followed on an API server", gatewayName)
+	}
+	ctx, cancel := a.callCtx()
+	defer cancel()
+	return visibleErr(src.Follow(ctx, runID))
+}
+
 // UnfollowSession stops following a session; Herald does not follow it
 // again automatically.
 func (a *App) UnfollowSession(gatewayName, id string) error {

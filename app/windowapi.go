@@ -190,6 +190,11 @@ func (w *WindowAPI) FollowSession(gatewayName, id string) error {
 	return w.a.FollowSession(gatewayName, id)
 }
 
+// FollowRun follows an API-server run started elsewhere, by its id.
+func (w *WindowAPI) FollowRun(gatewayName, runID string) error {
+	return w.a.FollowRun(gatewayName, runID)
+}
+
 // UnfollowSession stops following a session.
 func (w *WindowAPI) UnfollowSession(gatewayName, id string) error {
 	return w.a.UnfollowSession(gatewayName, id)

@@ -41,6 +41,7 @@ export const api = {
   activeRuns: () => typed<RunRef[]>(() => App.ActiveRuns()),
   ask: (gateway: string, session: string, text: string) => typed<AskResult>(() => App.Ask(gateway, session, text)),
   followSession: (gateway: string, id: string) => typed<void>(() => App.FollowSession(gateway, id)),
+  followRun: (gateway: string, id: string) => typed<void>(() => App.FollowRun(gateway, id)),
   unfollowSession: (gateway: string, id: string) => typed<void>(() => App.UnfollowSession(gateway, id)),
   followAll: (gateway: string) => typed<number>(() => App.FollowAll(gateway)),
   takeBack: (gateway: string, id: string) => typed<void>(() => App.TakeBack(gateway, id)),

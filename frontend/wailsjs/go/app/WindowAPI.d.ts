@@ -19,6 +19,8 @@ export function EditGateway(arg1:string,arg2:app.AddGatewayRequest):Promise<void
 
 export function FollowAll(arg1:string):Promise<number>;
 
+export function FollowRun(arg1:string,arg2:string):Promise<void>;
+
 export function FollowSession(arg1:string,arg2:string):Promise<void>;
 
 export function GatewayForm(arg1:string):Promise<app.GatewayFormView>;

@@ -34,6 +34,10 @@ export function FollowAll(arg1) {
   return window['go']['app']['WindowAPI']['FollowAll'](arg1);
 }
 
+export function FollowRun(arg1, arg2) {
+  return window['go']['app']['WindowAPI']['FollowRun'](arg1, arg2);
+}
+
 export function FollowSession(arg1, arg2) {
   return window['go']['app']['WindowAPI']['FollowSession'](arg1, arg2);
 }

@@ -1,0 +1,61 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/herald-desktop/herald/backend/apiservertest"
+)
+
+// TestFollowRunStartedElsewhere: a run started with POST /v1/runs by
+// another program (curl, a script) is invisible until the window's
+// "Follow run ID" follows it; then its approval shows and is answered.
+// A dashboard gateway, a blank id or one that is no id are refused with
+// a line saying what to do.
+func TestFollowRunStartedElsewhere(t *testing.T) {
+	a, p, _, _ := emptyDesktop(t)
+	api := apiservertest.NewServer(apiservertest.Options{})
+	defer api.Close()
+	if err := a.AddGateway(AddGatewayRequest{Name: "runs", Kind: "api", URL: api.URL, Auth: "key", Key: api.Key()}); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(t, "the API server connected", func(f *fakePlatform) bool {
+		g, ok := gatewayIn(f.last, "runs")
+		return ok && g.State == "connected"
+	})
+	// Started elsewhere: a plain HTTP client, not Herald.
+	body, _ := json.Marshal(map[string]string{"input": "approve-me: rm -rf ./dist"})
+	req, _ := http.NewRequest("POST", api.URL+"/v1/runs", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+api.Key())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	json.NewDecoder(resp.Body).Decode(&run)
+	resp.Body.Close()
+	if run.RunID == "" {
+		t.Fatalf("POST /v1/runs: %s, no run_id", resp.Status)
+	}
+	for _, tc := range []struct{ gw, id, say string }{
+		{"runs", "  ", "give the run's id"},
+		{"runs", "run 1", "not a run id"},
+		{"nope", run.RunID, "no gateway named"},
+	} {
+		if err := a.FollowRun(tc.gw, tc.id); err == nil || !strings.Contains(err.Error(), tc.say) {
+			t.Errorf("FollowRun(%q, %q) = %v, want it to say %q", tc.gw, tc.id, err, tc.say)
+		}
+	}
+	if err := a.FollowRun("runs", " "+run.RunID+" "); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(t, "the followed run's approval", func(f *fakePlatform) bool {
+		return len(f.last.Approvals) == 1 && strings.Contains(f.last.Approvals[0].Command, "rm -rf ./dist")
+	})
+}
