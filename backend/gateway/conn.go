@@ -274,6 +274,9 @@ func closeErr(err error) error {
 			return &ConfigError{Code: ce.Code, Msg: fmt.Sprintf("the gateway refused this client (4403%s): check the gateway URL and its allowed hosts/origins", reasonSuffix(ce.Text))}
 		case websocket.CloseNormalClosure, websocket.CloseGoingAway:
 			return fmt.Errorf("the gateway closed the connection (%d%s)", ce.Code, reasonSuffix(ce.Text))
+		case websocket.CloseAbnormalClosure:
+			// 1006: no close frame at all. Say what it means, not the code.
+			return errors.New("the connection to the gateway dropped: the gateway stopped or the network failed")
 		}
 		return fmt.Errorf("the connection to the gateway was closed (%d%s)", ce.Code, reasonSuffix(ce.Text))
 	}

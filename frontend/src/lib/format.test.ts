@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { choiceForKey, countdown, orderedChoices, outcomeText, stateText } from "./format";
+import { choiceForKey, countdown, missedText, orderedChoices, outcomeText, stateText, testStageText } from "./format";
 import type { Approval } from "./types";
 
 const base: Approval = {
@@ -76,5 +76,21 @@ describe("stateText", () => {
   it("names auth failures as an action", () => {
     expect(stateText("auth_failed")).toBe("Sign in again");
     expect(stateText("weird")).toBe("weird");
+  });
+});
+
+describe("codes become words", () => {
+  it("says why events may have been missed without the code", () => {
+    for (const code of ["no-replay", "epoch", "new-runtime", "truncated", "resume-failed", "replay-failed", "odd-new-code"]) {
+      const text = missedText(code);
+      expect(text).not.toBe("");
+      expect(text).not.toContain(code);
+    }
+    expect(missedText(undefined)).toBe("");
+  });
+  it("names Test's failed step in words", () => {
+    for (const stage of ["http", "address", "tls", "websocket", "handshake", "key", "config"]) {
+      expect(testStageText(stage)).not.toBe(stage);
+    }
   });
 });

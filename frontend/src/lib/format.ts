@@ -90,3 +90,45 @@ export function stateText(state: string): string {
 export function sessionLabel(transport = "ws"): string {
   return transport === "api" ? "run" : "session";
 }
+
+/** Words for why events may have been missed (the code stays in a
+ *  tooltip, for a bug report). */
+export function missedText(reason: string | undefined): string {
+  switch (reason) {
+    case "no-replay":
+      return "this gateway cannot send what happened while Herald was away";
+    case "epoch":
+      return "the gateway restarted";
+    case "new-runtime":
+      return "the session was restarted on the gateway";
+    case "truncated":
+      return "the gateway no longer holds everything that happened while Herald was away";
+    case "resume-failed":
+      return "following the session again failed";
+    case "replay-failed":
+      return "fetching what happened while Herald was away failed";
+    default:
+      return reason ? "the connection was interrupted" : "";
+  }
+}
+
+/** Words for the step of Test that failed (the code stays in a tooltip). */
+export function testStageText(stage: string): string {
+  switch (stage) {
+    case "http":
+    case "address":
+      return "reaching the gateway";
+    case "tls":
+      return "the secure connection";
+    case "websocket":
+      return "opening the live connection";
+    case "handshake":
+      return "the gateway's greeting";
+    case "key":
+      return "the API key";
+    case "config":
+      return "the settings";
+    default:
+      return stage;
+  }
+}
