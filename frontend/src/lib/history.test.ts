@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { withCommands } from "./history";
+import { onePerRequest, stateWords, withCommands } from "./history";
 import type { HistoryEntry } from "./types";
 
 const e = (key: string, state: string, display_command?: string): HistoryEntry => ({ key, gateway: "lab", session: "s", command: display_command ?? "", display_command, state, at: "" });
@@ -11,5 +11,24 @@ describe("withCommands", () => {
   });
   it("leaves an entry whose request is unknown as it is", () => {
     expect(withCommands([e("lab/9", "expired")])[0].display_command).toBeUndefined();
+  });
+});
+
+describe("onePerRequest", () => {
+  const at = (s: number) => new Date(Date.UTC(2026, 11, 3, 10, 0, s)).toISOString();
+  const row = (key: string, state: string, s: number, extra: Partial<HistoryEntry> = {}): HistoryEntry => ({ key, gateway: "lab", session: "s", command: "", state, at: at(s), ...extra });
+  it("keeps each request's latest entry, with its command", () => {
+    const newestFirst = [
+      row("k2", "pending", 9, { display_command: "ls" }),
+      row("k1", "resolved", 5, { choice: "once", surface: "window" }),
+      row("k1", "pending", 1, { display_command: "rm -rf ./build" }),
+    ];
+    const got = onePerRequest(newestFirst);
+    expect(got.map((e) => [e.key, e.state, e.display_command])).toEqual([
+      ["k2", "pending", "ls"],
+      ["k1", "resolved", "rm -rf ./build"],
+    ]);
+    expect(stateWords(got[0].state)).toBe("waiting for an answer");
+    expect(stateWords(got[1].state)).toBe("resolved");
   });
 });
