@@ -281,19 +281,7 @@ func (c *Client) Run(ctx context.Context) error {
 	c.mu.Lock()
 	q := c.out
 	c.mu.Unlock()
-	delivered := make(chan struct{})
-	go func() {
-		defer close(delivered)
-		for {
-			ev, ok := q.Pop()
-			if !ok {
-				return
-			}
-			if c.cfg.OnEvent != nil {
-				c.cfg.OnEvent(ev)
-			}
-		}
-	}()
+	delivered := q.Deliver(c.cfg.OnEvent)
 	defer func() {
 		c.wg.Wait()
 		c.mu.Lock()

@@ -243,19 +243,7 @@ func (c *Client) Run(ctx context.Context) error {
 	c.running = true
 	c.mu.Unlock()
 
-	delivered := make(chan struct{})
-	go func() {
-		defer close(delivered)
-		for {
-			ev, ok := c.out.Pop()
-			if !ok {
-				return
-			}
-			if c.cfg.OnEvent != nil {
-				c.cfg.OnEvent(ev)
-			}
-		}
-	}()
+	delivered := c.out.Deliver(c.cfg.OnEvent)
 	defer func() {
 		c.out.Close()
 		<-delivered

@@ -57,6 +57,27 @@ func (e *EventQueue) RefusedQueued() int {
 	return n
 }
 
+// Deliver hands every event to fn (when not nil), in order, from a
+// goroutine of its own, until the queue is closed and drained; the
+// returned channel is closed then. It is how every transport feeds its
+// consumer.
+func (e *EventQueue) Deliver(fn func(wire.Event)) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			ev, ok := e.Pop()
+			if !ok {
+				return
+			}
+			if fn != nil {
+				fn(ev)
+			}
+		}
+	}()
+	return done
+}
+
 // UrgentLen is the number of queued approvals, prompts and cancellations.
 func (e *EventQueue) UrgentLen() int {
 	e.q.mu.Lock()
