@@ -155,17 +155,23 @@ func (a *App) Startup(ctx context.Context) {
 	if err != nil {
 		a.warn(err.Error()) // logged and shown in the window
 	}
-	if a.d.NewTray != nil {
-		t, err := a.d.NewTray(a)
-		if err != nil {
-			a.warn("no system tray: " + err.Error())
-		} else {
-			a.mu.Lock()
-			a.tray = t
-			a.mu.Unlock()
-		}
-	}
+	a.startTray()
 	a.push()
+}
+
+// startTray starts the tray, when the app has one.
+func (a *App) startTray() {
+	if a.d.NewTray == nil {
+		return
+	}
+	t, err := a.d.NewTray(a)
+	if err != nil {
+		a.warn("no system tray: " + err.Error())
+		return
+	}
+	a.mu.Lock()
+	a.tray = t
+	a.mu.Unlock()
 }
 
 // Shutdown is Wails' OnShutdown hook.

@@ -231,16 +231,7 @@ func (a *App) StartHeadless(p *HeadlessPlatform) error {
 	if p.NotesErr != nil {
 		a.warn(p.NotesErr.Error()) // logged and shown in the window
 	}
-	if a.d.NewTray != nil {
-		t, err := a.d.NewTray(a)
-		if err != nil {
-			a.warn("no system tray: " + err.Error())
-		} else {
-			a.mu.Lock()
-			a.tray = t
-			a.mu.Unlock()
-		}
-	}
+	a.startTray()
 	err := a.Start()
 	a.push()
 	return err

@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
@@ -36,12 +35,10 @@ const (
 type notices struct {
 	clk clock.Clock
 
-	mu       sync.Mutex
-	platform Platform
-	paused   bool
-	up       map[string]*shownNotice // by gateway + "\x00" + key
-	order    []string                // keys of up, oldest first
-	seq      uint64
+	platformGate
+	up    map[string]*shownNotice // by gateway + "\x00" + key
+	order []string                // keys of up, oldest first
+	seq   uint64
 }
 
 type shownNotice struct {
@@ -53,18 +50,6 @@ type shownNotice struct {
 
 func newNotices(clk clock.Clock) *notices {
 	return &notices{clk: clk, up: map[string]*shownNotice{}}
-}
-
-func (n *notices) attach(p Platform) {
-	n.mu.Lock()
-	n.platform = p
-	n.mu.Unlock()
-}
-
-func (n *notices) setPaused(p bool) {
-	n.mu.Lock()
-	n.paused = p
-	n.mu.Unlock()
 }
 
 // count is how many notices are up (tests).

@@ -20,11 +20,9 @@ type notifier struct {
 	clk clock.Clock
 	log *slog.Logger
 
-	mu       sync.Mutex
-	platform Platform
-	shown    map[string]bool      // approval keys with a notification up
-	lastRun  map[string]time.Time // session -> last run notification
-	paused   bool
+	platformGate
+	shown   map[string]bool      // approval keys with a notification up
+	lastRun map[string]time.Time // session -> last run notification
 	// runs: a notification for each finished turn (off by default: the
 	// window and the tray show runs; a notification is for what needs
 	// the user).
@@ -49,16 +47,24 @@ func (n *notifier) notify(p Platform, no Notification) {
 	}
 }
 
-func (n *notifier) attach(p Platform) {
-	n.mu.Lock()
-	n.platform = p
-	n.mu.Unlock()
+// platformGate is where a notifying surface shows things and whether it
+// is paused; mu also guards the surface's own state.
+type platformGate struct {
+	mu       sync.Mutex
+	platform Platform
+	paused   bool
 }
 
-func (n *notifier) setPaused(p bool) {
-	n.mu.Lock()
-	n.paused = p
-	n.mu.Unlock()
+func (g *platformGate) attach(p Platform) {
+	g.mu.Lock()
+	g.platform = p
+	g.mu.Unlock()
+}
+
+func (g *platformGate) setPaused(p bool) {
+	g.mu.Lock()
+	g.paused = p
+	g.mu.Unlock()
 }
 
 func (n *notifier) setRuns(on bool) {
