@@ -185,11 +185,11 @@ func (n *notifier) session(sn service.SessionNotice) {
 	case sn.Kind == service.NoticeOffer:
 		switch sn.Status {
 		case "waiting":
-			title = "A session waits on you in another client"
+			title = "A session waits for an answer Herald cannot see"
 		case "working", "starting", "running":
-			title = "A session runs in another client"
+			title = "A session runs where Herald cannot see it"
 		default:
-			title = "A session started in another client"
+			title = "A session started that Herald does not receive"
 		}
 		body = fmt.Sprintf("%s · %s. Herald does not receive its approvals. Follow it to see them here (this gateway sends each session's events to one client at a time: a client watching it then stops receiving them).", gw, name)
 		actions = [][2]string{{ActionFollow, "Follow"}}

@@ -171,9 +171,9 @@ func trayModel(s Snapshot) TrayModel {
 			if !running || (l.Followed && !l.Elsewhere) {
 				continue
 			}
-			what := "running in another client"
+			what := "running, its events do not reach Herald"
 			if l.Status == "waiting" {
-				what = "waiting in another client"
+				what = "waiting, its events do not reach Herald"
 			}
 			label := trayCutLabel(g.Gateway + " · " + l.Name + ": " + what)
 			m.Unseen = append(m.Unseen, TraySession{Gateway: g.Gateway, ID: l.ID, Label: label})
@@ -193,7 +193,7 @@ func trayModel(s Snapshot) TrayModel {
 	}
 	m.Tooltip = fmt.Sprintf("Herald: %d of %d gateways connected, %d approvals pending", connected, len(s.Gateways), len(s.Approvals))
 	if len(m.Unseen) > 0 {
-		m.Tooltip += fmt.Sprintf("; %d session(s) run in another client and their approvals cannot reach Herald: %s", len(m.Unseen), strings.Join(names, ", "))
+		m.Tooltip += fmt.Sprintf("; %d session(s) run where Herald cannot see them (another client may have them, or none), so their approvals cannot reach Herald: %s", len(m.Unseen), strings.Join(names, ", "))
 	}
 	for _, r := range s.Approvals {
 		if r.Kind.IsPrompt() {

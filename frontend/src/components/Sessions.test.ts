@@ -27,6 +27,10 @@ describe("Sessions", () => {
     expect(body).toContain('data-testid="follow-s1"');
     expect(body).toContain('data-testid="offer-s1"');
     expect(body).toContain("stops receiving its live events");
+    // It never claims another client is there: that client may be gone.
+    expect(body).toContain("its events do not reach Herald");
+    expect(body).toContain("may still be open or may be gone");
+    expect(body).not.toContain("in another client.");
     expect(body).toContain('data-testid="follow-all-lab"');
     expect(body).not.toContain('data-testid="take-back-s1"');
   });
@@ -35,6 +39,7 @@ describe("Sessions", () => {
     const { body } = render(Sessions, { props: { snap: snap([session({ followed: true, elsewhere: true })]) } });
     expect(body).toContain('data-testid="elsewhere-s1"');
     expect(body).toContain("Followed elsewhere now");
+    expect(body).toContain("nobody sees them if that client has closed since");
     expect(body).toContain('data-testid="take-back-s1"');
     expect(body).not.toContain('data-testid="unfollow-s1"');
     expect(body).not.toContain('data-testid="follow-all-lab"');
