@@ -11,39 +11,87 @@ import (
 	"os"
 	"strings"
 
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
 
-// secretsHelp is said in every -h that takes a secret.
-const secretsHelp = `Secrets given as flags (--token, --password, --api-key) are visible to
-every local user in ps and /proc while Herald runs: prefer the environment
-(HERALD_TOKEN, HERALD_PASSWORD, HERALD_API_KEY) or a file (--token-file
-PATH, --password-file PATH, --api-key-file PATH; "-" reads one line from
-standard input). Herald refuses to send a secret over plain http:// or
-ws:// to a host other than this machine (anyone on the way can read it):
-use https://, an SSH tunnel to 127.0.0.1, or --allow-insecure to accept it.
-`
+// secretsHelp is said in every -h that takes a secret; it names the
+// secret flags and variables of fs's transports.
+func secretsHelp(secrets []secretFlag) string {
+	var flags, envs, files []string
+	for _, f := range secrets {
+		flags = append(flags, "--"+f.mode.Flag)
+		envs = append(envs, f.mode.Env)
+		files = append(files, "--"+f.mode.Flag+"-file PATH")
+	}
+	return wrap(fmt.Sprintf(`Secrets given as flags (%s) are visible to every local user in ps and /proc while Herald runs: prefer the environment (%s) or a file (%s; "-" reads one line from standard input). Herald refuses to send a secret over plain http:// or ws:// to a host other than this machine (anyone on the way can read it): use https://, an SSH tunnel to 127.0.0.1, or --allow-insecure to accept it.`,
+		strings.Join(flags, ", "), strings.Join(envs, ", "), strings.Join(files, ", ")), 72)
+}
 
-// credFlags are the credential flags of a command that dials gateways.
+// wrap breaks s into lines of at most width characters at spaces.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if n > 0 && n+1+len(w) > width {
+			b.WriteString("\n")
+			n = 0
+		} else if n > 0 {
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String() + "\n"
+}
+
+// lowerFirst lowers a name's first letter for use mid-sentence, unless
+// it starts an acronym ("Session token", but "API key").
+func lowerFirst(s string) string {
+	if len(s) > 1 && s[1] >= 'a' && s[1] <= 'z' {
+		return strings.ToLower(s[:1]) + s[1:]
+	}
+	return s
+}
+
+// secretFlag is one secret's flag, file flag and environment variable,
+// as a transport's sign-in mode names them.
+type secretFlag struct {
+	mode        source.AuthMode
+	value, file *string
+}
+
+// credFlags are the credential flags of a command that dials gateways:
+// one secret flag per sign-in mode the registered transports name
+// (source.AuthMode.Flag), shared between transports that name the same.
 type credFlags struct {
-	token, user, pass, apiKey       *string
-	tokenFile, passFile, apiKeyFile *string
-	allowInsecure                   *bool
-	caFile                          *string
+	secrets       []secretFlag
+	user          *string
+	allowInsecure *bool
+	caFile        *string
 }
 
 func addCredFlags(fs *flag.FlagSet) *credFlags {
-	c := &credFlags{
-		token:         fs.String("token", "", "session token for loopback gateways (default $HERALD_TOKEN; visible in ps: prefer --token-file)"),
-		user:          fs.String("username", "", "user name for gated gateways (default $HERALD_USERNAME)"),
-		pass:          fs.String("password", "", "password for gated gateways (default $HERALD_PASSWORD; visible in ps: prefer --password-file)"),
-		apiKey:        fs.String("api-key", "", "API server key (default $HERALD_API_KEY; visible in ps: prefer --api-key-file)"),
-		tokenFile:     fs.String("token-file", "", `read the session token from this file ("-": one line from stdin)`),
-		passFile:      fs.String("password-file", "", `read the password from this file ("-": one line from stdin)`),
-		apiKeyFile:    fs.String("api-key-file", "", `read the API server key from this file ("-": one line from stdin)`),
-		allowInsecure: fs.Bool("allow-insecure", false, "send secrets over plain http:// to a host other than this machine (readable on the network)"),
-		caFile:        fs.String("ca-file", "", "trust the CA certificates (PEM) in this file for https:// and wss:// instead of the system's (or set SSL_CERT_FILE)"),
+	c := &credFlags{}
+	seen := map[string]bool{}
+	for _, d := range source.Drivers() {
+		for _, m := range d.Auth {
+			if m.Flag == "" || seen[m.Flag] {
+				continue
+			}
+			seen[m.Flag] = true
+			what := lowerFirst(m.Label)
+			c.secrets = append(c.secrets, secretFlag{
+				mode:  m,
+				value: fs.String(m.Flag, "", fmt.Sprintf("%s, for the %s (default $%s; visible in ps: prefer --%s-file)", what, lowerFirst(d.Title), m.Env, m.Flag)),
+				file:  fs.String(m.Flag+"-file", "", fmt.Sprintf(`read the %s from this file ("-": one line from stdin)`, what)),
+			})
+		}
 	}
+	c.user = fs.String("username", "", "user name for gated gateways (default $HERALD_USERNAME)")
+	c.allowInsecure = fs.Bool("allow-insecure", false, "send secrets over plain http:// to a host other than this machine (readable on the network)")
+	c.caFile = fs.String("ca-file", "", "trust the CA certificates (PEM) in this file for https:// and wss:// instead of the system's (or set SSL_CERT_FILE)")
 	usage := fs.Usage
 	fs.Usage = func() {
 		if usage != nil {
@@ -51,28 +99,50 @@ func addCredFlags(fs *flag.FlagSet) *credFlags {
 		} else {
 			fs.PrintDefaults()
 		}
-		fmt.Fprint(fs.Output(), "\n"+secretsHelp)
+		fmt.Fprint(fs.Output(), "\n"+secretsHelp(c.secrets))
 	}
 	return c
 }
 
-// creds are the resolved secrets, and the CA roots of --ca-file (nil:
-// the system's, which SSL_CERT_FILE can name).
+// creds are the resolved secrets by flag name ("token": ...), and the CA
+// roots of --ca-file (nil: the system's, which SSL_CERT_FILE can name).
 type creds struct {
-	token, user, pass, apiKey string
-	roots                     *x509.CertPool
+	byFlag map[string]string
+	user   string
+	roots  *x509.CertPool
 }
 
-// secrets are the credentials by the drivers' auth mode names.
-func (c creds) secrets() map[string]string {
-	return map[string]string{"token": c.token, "password": c.pass, "key": c.apiKey}
+// secrets are the credentials a transport of kind takes, by its auth
+// mode names ("" is the default transport).
+func (c creds) secrets(kind source.Kind) map[string]string {
+	out := map[string]string{}
+	d, err := source.Lookup(string(kind))
+	if err != nil {
+		return out
+	}
+	for _, m := range d.Auth {
+		if v := c.byFlag[m.Flag]; m.Flag != "" && v != "" {
+			out[m.Name] = v
+		}
+	}
+	return out
+}
+
+// secret is every secret a transport of kind would send, joined (for
+// checkURL, which needs to know only whether there is one).
+func (c creds) secret(kind source.Kind) string {
+	var all strings.Builder
+	for _, v := range c.secrets(kind) {
+		all.WriteString(v)
+	}
+	return all.String()
 }
 
 // resolve reads the secrets from flags, files or stdin, then the
 // environment. stdin is read at most once; the reader to use for stdin
 // afterwards is returned (it may hold what followed the secret).
 func (c *credFlags) resolve(e *env) (creds, io.Reader, error) {
-	var out creds
+	out := creds{byFlag: map[string]string{}}
 	stdin := e.stdin
 	var br *bufio.Reader
 	usedStdin := ""
@@ -102,30 +172,24 @@ func (c *credFlags) resolve(e *env) (creds, io.Reader, error) {
 		}
 		return s, nil
 	}
-	for _, f := range []struct {
-		name, fileName string
-		value, file    *string
-		env            string
-		dst            *string
-	}{
-		{"token", "token-file", c.token, c.tokenFile, "HERALD_TOKEN", &out.token},
-		{"password", "password-file", c.pass, c.passFile, "HERALD_PASSWORD", &out.pass},
-		{"api-key", "api-key-file", c.apiKey, c.apiKeyFile, "HERALD_API_KEY", &out.apiKey},
-	} {
+	for _, f := range c.secrets {
+		name, fileName := f.mode.Flag, f.mode.Flag+"-file"
 		switch {
 		case *f.value != "" && *f.file != "":
-			return out, stdin, usageError{fmt.Sprintf("give --%s or --%s, not both", f.name, f.fileName)}
+			return out, stdin, usageError{fmt.Sprintf("give --%s or --%s, not both", name, fileName)}
 		case *f.file != "":
-			v, err := read(f.fileName, *f.file)
+			v, err := read(fileName, *f.file)
 			if err != nil {
 				return out, stdin, err
 			}
 			if v == "" {
-				return out, stdin, fmt.Errorf("--%s %s: the secret is empty", f.fileName, *f.file)
+				return out, stdin, fmt.Errorf("--%s %s: the secret is empty", fileName, *f.file)
 			}
-			*f.dst = v
+			out.byFlag[name] = v
 		default:
-			*f.dst = firstNonEmpty(*f.value, e.getenv(f.env))
+			if v := firstNonEmpty(*f.value, e.getenv(f.mode.Env)); v != "" {
+				out.byFlag[name] = v
+			}
 		}
 	}
 	out.user = firstNonEmpty(*c.user, e.getenv("HERALD_USERNAME"))

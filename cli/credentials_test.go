@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/service"
 )
 
 const secret = "s3cr3t-TOKEN-value"
@@ -111,15 +113,15 @@ func TestSecretsFromFilesAndStdin(t *testing.T) {
 		want        creds
 		rest, err   string
 	}{
-		{name: "files", args: []string{"--token-file", tokFile, "--password-file", passFile, "--api-key-file", keyFile}, want: creds{token: secret, pass: "pw", apiKey: "k1"}},
-		{name: "stdin", stdin: secret + "\no d\n", args: []string{"--token-file", "-"}, want: creds{token: secret}, rest: "o d\n"},
-		{name: "stdin without newline", stdin: secret, args: []string{"--api-key-file", "-"}, want: creds{apiKey: secret}},
+		{name: "files", args: []string{"--token-file", tokFile, "--password-file", passFile, "--api-key-file", keyFile}, want: creds{byFlag: map[string]string{"token": secret, "password": "pw", "api-key": "k1"}}},
+		{name: "stdin", stdin: secret + "\no d\n", args: []string{"--token-file", "-"}, want: creds{byFlag: map[string]string{"token": secret}}, rest: "o d\n"},
+		{name: "stdin without newline", stdin: secret, args: []string{"--api-key-file", "-"}, want: creds{byFlag: map[string]string{"api-key": secret}}},
 		{name: "two from stdin", stdin: "a\nb\n", args: []string{"--token-file", "-", "--password-file", "-"}, err: "both read stdin"},
 		{name: "flag and file", args: []string{"--token", "x", "--token-file", tokFile}, err: "not both"},
 		{name: "missing file", args: []string{"--token-file", filepath.Join(dir, "nope")}, err: "cannot read"},
 		{name: "two lines", args: []string{"--password-file", two}, err: "more than one line"},
 		{name: "empty stdin", args: []string{"--token-file", "-"}, err: "no line on standard input"},
-		{name: "flags still work", args: []string{"--token", "t", "--username", "u"}, want: creds{token: "t", user: "u"}},
+		{name: "flags still work", args: []string{"--token", "t", "--username", "u"}, want: creds{byFlag: map[string]string{"token": "t"}, user: "u"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -136,7 +138,7 @@ func TestSecretsFromFilesAndStdin(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tc.want {
+			if err != nil || !maps.Equal(got.byFlag, tc.want.byFlag) || got.user != tc.want.user || got.roots != nil {
 				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
 			}
 			if rest, _ := io.ReadAll(stdin); string(rest) != tc.rest {
@@ -168,5 +170,25 @@ func TestWatchTokenFromStdin(t *testing.T) {
 	})
 	if strings.Contains(w.output(), secret) {
 		t.Fatal("watch printed the token")
+	}
+}
+
+// TestSecretsGoToTheirTransport: each transport gets the secrets of its
+// own sign-in modes, by mode name, and no other.
+func TestSecretsGoToTheirTransport(t *testing.T) {
+	t.Parallel()
+	cr := creds{byFlag: map[string]string{"token": "t", "password": "p", "api-key": "k"}}
+	for _, tc := range []struct {
+		kind service.Kind
+		want map[string]string
+	}{
+		{service.KindGateway, map[string]string{"token": "t", "password": "p"}},
+		{"", map[string]string{"token": "t", "password": "p"}},
+		{service.KindAPIServer, map[string]string{"key": "k"}},
+		{"no-such-kind", map[string]string{}},
+	} {
+		if got := cr.secrets(tc.kind); !maps.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.kind, got, tc.want)
+		}
 	}
 }

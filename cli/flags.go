@@ -108,7 +108,7 @@ func dashDash(msg string) string { return singleDash.ReplaceAllString(msg, "$1--
 // placeholders name a flag's value in the help where its type would say
 // only "string".
 var placeholders = map[string]string{
-	"gateway": "URL", "api": "URL", "token": "TOKEN", "username": "NAME", "password": "PASSWORD",
+	"gateway": "URL", "api": "URL", "source": "KIND:URL", "token": "TOKEN", "username": "NAME", "password": "PASSWORD",
 	"api-key": "KEY", "token-file": "PATH", "password-file": "PATH", "api-key-file": "PATH",
 	"control": "PATH", "db": "PATH", "session": "ID", "run": "ID", "start": "TEXT", "follow": "ask|auto",
 }

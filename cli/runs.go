@@ -60,10 +60,10 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 	e.stdin = stdin
 	if *d.api != "" {
 		_, u := splitGateway(*d.api)
-		err = d.creds.checkURL(e, "--api", u, cr.apiKey)
+		err = d.creds.checkURL(e, "--api", u, cr.secret(service.KindAPIServer))
 	} else {
 		_, u := splitGateway(*d.gateway)
-		err = d.creds.checkURL(e, "--gateway", u, cr.token+cr.pass)
+		err = d.creds.checkURL(e, "--gateway", u, cr.secret(service.KindGateway))
 	}
 	if err != nil {
 		return nil, "", nil, err
@@ -91,7 +91,6 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 	}
 	connected := make(chan string, 8)
 	cfg := service.SourceConfig{
-		Secrets:  cr.secrets(),
 		Username: cr.user,
 		RootCAs:  cr.roots,
 		OnStatus: func(s source.Status) {
@@ -106,6 +105,7 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 		cfg.Kind = service.KindAPIServer
 		cfg.Name, cfg.URL = splitGateway(*d.api)
 	}
+	cfg.Secrets = cr.secrets(cfg.Kind)
 	src, err := svc.AddSource(cfg)
 	if err != nil {
 		stop()

@@ -113,6 +113,7 @@ type jsonRecord struct {
 // watchFlags are `herald watch`'s flags.
 type watchFlags struct {
 	gws, sessions, apis, runs multi
+	srcs                      multi // --source KIND:[NAME=]URL
 	creds                     *credFlags
 	attachActive, asJSON      *bool
 	demo, withBridge          *bool
@@ -200,6 +201,7 @@ func parseWatchFlags(e *env, args []string) (*watchFlags, error) {
 	f.asJSON = fs.Bool("json", false, "print one JSON record per line instead of text")
 	f.demo = fs.Bool("demo", false, "start an embedded demo gateway with a scripted session (no Hermes needed)")
 	fs.Var(&f.apis, "api", "Hermes API server URL, or NAME=URL (repeatable; e.g. http://127.0.0.1:8642)")
+	fs.Var(&f.srcs, "source", "a server of any kind Herald knows, as KIND:URL or KIND:NAME=URL (repeatable; e.g. apiserver:http://127.0.0.1:8642)")
 	fs.Var(&f.runs, "run", "API-server run id to follow (repeatable; on the first --api server)")
 	f.startRun = fs.String("start", "", "start a run with this input on the first --api server and follow it")
 	f.withBridge = fs.Bool("bridge", false, "also follow each gateway's Herald bridge (the Hermes plugin herald; see herald bridge install): approvals from the Hermes CLI, TUI and messaging too")
@@ -210,6 +212,11 @@ func parseWatchFlags(e *env, args []string) (*watchFlags, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, usageError{fmt.Sprintf("unexpected argument %q; gateways go in --gateway", fs.Arg(0))}
+	}
+	for _, v := range f.srcs {
+		if _, _, _, err := splitSource(v); err != nil {
+			return nil, err
+		}
 	}
 	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
 	return f, nil
@@ -239,15 +246,21 @@ func (f *watchFlags) credentials(e *env) (creds, error) {
 	if !*f.demo {
 		for _, a := range f.apis {
 			_, u := splitGateway(a)
-			if err := f.creds.checkURL(e, "--api", u, cr.apiKey); err != nil {
+			if err := f.creds.checkURL(e, "--api", u, cr.secret(service.KindAPIServer)); err != nil {
 				return cr, err
 			}
 		}
 		for _, g := range f.gws {
 			_, u := splitGateway(g)
-			if err := f.creds.checkURL(e, "--gateway", u, cr.token+cr.pass); err != nil {
+			if err := f.creds.checkURL(e, "--gateway", u, cr.secret(service.KindGateway)); err != nil {
 				return cr, err
 			}
+		}
+	}
+	for _, v := range f.srcs {
+		kind, _, u, _ := splitSource(v)
+		if err := f.creds.checkURL(e, "--source", u, cr.secret(kind)); err != nil {
+			return cr, err
 		}
 	}
 	if (len(f.runs) > 0 || *f.startRun != "") && len(f.apis) == 0 {
@@ -349,7 +362,7 @@ func (f *watchFlags) serveControl(ctx context.Context, svc *service.Service, out
 func (f *watchFlags) startDemo(out *printer, cr *creds) *hermestest.Server {
 	demoSrv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, StepDelay: 120 * time.Millisecond, Token: demoToken()})
 	f.gws = multi{"demo=" + demoSrv.URL}
-	cr.token, cr.pass = demoSrv.Token(), ""
+	cr.byFlag = map[string]string{"token": demoSrv.Token()} // the demo's own, never the user's
 	if !out.json {
 		out.line("Demo gateway at %s: a scripted agent will ask for approvals. Answer with o/s/a/d + Enter.", demoSrv.URL)
 		// The throwaway demo's token, so the window's Add gateway can
@@ -363,20 +376,39 @@ func (f *watchFlags) startDemo(out *printer, cr *creds) *hermestest.Server {
 // default transport at its default address when none is given).
 func (f *watchFlags) sourceConfigs(cr creds, onStatus func(source.Status)) []service.SourceConfig {
 	gws := f.gws
-	if len(gws) == 0 && len(f.apis) == 0 {
+	if len(gws) == 0 && len(f.apis) == 0 && len(f.srcs) == 0 {
 		d, _ := source.Lookup("") // the default transport, at its default address
 		gws = multi{d.DefaultURL}
 	}
 	var configs []service.SourceConfig
 	for _, a := range f.apis {
 		name, u := splitGateway(a)
-		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, Name: name, URL: u, Secrets: map[string]string{"key": cr.apiKey}, RootCAs: cr.roots, OnStatus: onStatus})
+		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, Name: name, URL: u, Secrets: cr.secrets(service.KindAPIServer), RootCAs: cr.roots, OnStatus: onStatus})
 	}
 	for _, g := range gws {
 		name, u := splitGateway(g)
-		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Secrets: map[string]string{"token": cr.token, "password": cr.pass}, Username: cr.user, RootCAs: cr.roots, OnStatus: onStatus, Bridge: *f.withBridge && !*f.demo})
+		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Secrets: cr.secrets(service.KindGateway), Username: cr.user, RootCAs: cr.roots, OnStatus: onStatus, Bridge: *f.withBridge && !*f.demo})
+	}
+	for _, v := range f.srcs {
+		kind, name, u, _ := splitSource(v)
+		configs = append(configs, service.SourceConfig{Kind: kind, Name: name, URL: u, Secrets: cr.secrets(kind), Username: cr.user, RootCAs: cr.roots, OnStatus: onStatus, Bridge: kind == service.KindGateway && *f.withBridge && !*f.demo})
 	}
 	return configs
+}
+
+// splitSource reads --source's KIND:[NAME=]URL, the kind as any
+// registered transport spells it.
+func splitSource(v string) (kind service.Kind, name, u string, err error) {
+	k, rest, ok := strings.Cut(v, ":")
+	if !ok || rest == "" {
+		return "", "", "", usageError{fmt.Sprintf("--source %s: give the kind first, as KIND:URL (e.g. apiserver:http://127.0.0.1:8642)", service.RedactURL(v))}
+	}
+	kind, err = service.ParseKind(k)
+	if err != nil {
+		return "", "", "", usageError{fmt.Sprintf("--source: %v", err)}
+	}
+	name, u = splitGateway(rest)
+	return kind, name, u, nil
 }
 
 // addSources starts every source and follows the sessions and runs
