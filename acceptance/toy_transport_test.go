@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +45,7 @@ const toyKind source.Kind = "toy"
 func toyDriver(opened chan<- *toy) source.Driver {
 	return source.Driver{
 		Kind: toyKind, Title: "Toy transport", DefaultURL: "toy://local",
-		Auth: []source.AuthMode{{Name: "key", Label: "Toy key", Secret: "Key"}},
+		Auth: []source.AuthMode{{Name: "key", Label: "Toy key", Secret: "Key", Flag: "toy-key", Env: "HERALD_TOY_KEY"}},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
 			t := &toy{name: cfg.Name, secret: cfg.Secrets["key"], h: h, asked: make(chan struct{}), got: make(chan struct{})}
 			t.status = source.Status{Gateway: cfg.Name, Kind: string(toyKind), State: source.StateIdle}
@@ -159,6 +160,71 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 		}
 		if st := src.Status(); st.State != source.StateConnected || st.Kind != "toy" {
 			t.Fatalf("status %+v", st)
+		}
+	})
+
+	t.Run("command line flags", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.Chmod(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		keyFile := filepath.Join(dir, "toy.key")
+		if err := os.WriteFile(keyFile, []byte("sesame\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var help bytes.Buffer
+		if code := cli.Main(context.Background(), []string{"watch", "-h"}, strings.NewReader(""), &help, &help); code != 0 ||
+			!strings.Contains(help.String(), "--toy-key-file") || !strings.Contains(help.String(), "HERALD_TOY_KEY") {
+			t.Fatalf("herald watch -h (exit %d) does not offer the toy's flags:\n%s", code, help.String())
+		}
+		for _, tc := range []struct {
+			name string
+			args []string
+			env  string
+		}{
+			{"flag", []string{"--toy-key-file", keyFile}, ""},
+			{"environment", nil, "sesame"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Setenv("HERALD_TOY_KEY", tc.env)
+				stdin, keys := io.Pipe()
+				var out, errOut bytes.Buffer
+				done := make(chan int, 1)
+				args := append([]string{"watch", "--source", "toy:toybox=toy://local", "--control", filepath.Join(dir, tc.name+".sock"), "--db", ""}, tc.args...)
+				go func() { done <- cli.Main(context.Background(), args, stdin, &out, &errOut) }()
+				var tt *toy
+				select {
+				case tt = <-opened:
+				case code := <-done:
+					t.Fatalf("herald watch ended with %d before opening the toy: %q %q", code, out.String(), errOut.String())
+				}
+				if tt.secret != "sesame" {
+					t.Fatalf("the toy got key %q from %s", tt.secret, tc.name)
+				}
+				wait(t, tt.asked, "approval")
+				// The approval reaches the terminal through the event
+				// stream asynchronously: "o" is retried until it lands.
+				giveUp := time.After(10 * time.Second)
+				for answered := false; !answered; {
+					if _, err := io.WriteString(keys, "o\n"); err != nil {
+						t.Fatal(err)
+					}
+					select {
+					case <-tt.got:
+						answered = true
+					case <-time.After(50 * time.Millisecond):
+					case <-giveUp:
+						t.Fatalf("herald watch did not answer the toy's approval: %q", errOut.String())
+					}
+				}
+				io.WriteString(keys, "q\n")
+				if code := <-done; code != 0 {
+					t.Fatalf("herald watch: exit %d: %q", code, errOut.String())
+				}
+				if tt.answers[0] != "s1:once" {
+					t.Fatalf("answers %v; output %q", tt.answers, out.String())
+				}
+			})
 		}
 	})
 
