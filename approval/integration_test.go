@@ -8,6 +8,7 @@ import (
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // TestWithGatewayClient runs the inbox behind the real gateway client
@@ -32,11 +33,11 @@ func TestWithGatewayClient(t *testing.T) {
 					Name: "gw", URL: srv.URL, Token: srv.Token(), Clock: clk,
 					Rand:    func() float64 { return 0.5 },
 					OnEvent: f.in.Ingest,
-					OnStatus: func(s gateway.Status) {
+					OnStatus: func(s source.Status) {
 						switch s.State {
-						case gateway.StateReconnecting:
+						case source.StateReconnecting:
 							clk.Advance(s.NextRetry.Sub(clk.Now()))
-						case gateway.StateConnected:
+						case source.StateConnected:
 							connected <- s.Dials
 						}
 					},

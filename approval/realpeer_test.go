@@ -13,6 +13,7 @@ import (
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermespeer"
 	"github.com/herald-desktop/herald/backend/netfault"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -51,7 +52,7 @@ func startRealHerald(t *testing.T, base, token, history string) *realHerald {
 		h.events = append(h.events, ev)
 		h.poke()
 		h.mu.Unlock()
-	}, OnStatus: func(gateway.Status) { h.mu.Lock(); h.poke(); h.mu.Unlock() }})
+	}, OnStatus: func(source.Status) { h.mu.Lock(); h.poke(); h.mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func startRealHerald(t *testing.T, base, token, history string) *realHerald {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go func() { defer close(h.done); _ = h.c.Run(ctx) }()
-	h.wait("connected", func() bool { return h.c.Status().State == gateway.StateConnected })
+	h.wait("connected", func() bool { return h.c.Status().State == source.StateConnected })
 	return h
 }
 
@@ -255,7 +256,7 @@ func TestRealCutAfterWriteIsUnknown(t *testing.T) {
 		t.Fatalf("A after the cut: %s", r.State)
 	}
 	// Reconnected (0.18.2 cannot replay), nothing more is sent blind.
-	h.wait("reconnected", func() bool { return h.c.Status().State == gateway.StateConnected && h.c.Status().Dials >= 2 })
+	h.wait("reconnected", func() bool { return h.c.Status().State == source.StateConnected && h.c.Status().Dials >= 2 })
 	var second Request
 	for _, r := range h.in.Pending() {
 		if r.Key != first.Key {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/apiservertest"
-	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // runBounded runs herald and fails the test instead of hanging if it does
@@ -100,26 +100,26 @@ func TestStatusPrinterSaysThingsOnce(t *testing.T) {
 	var buf bytes.Buffer
 	p := newStatusPrinter(&printer{w: &buf})
 	p.now = func() time.Time { return now }
-	st := func(state gateway.State, err string, attempt int, in time.Duration) gateway.Status {
-		s := gateway.Status{Gateway: "lab", State: state, Err: err, Attempt: attempt}
+	st := func(state source.State, err string, attempt int, in time.Duration) source.Status {
+		s := source.Status{Gateway: "lab", State: state, Err: err, Attempt: attempt}
 		if in > 0 {
 			s.NextRetry = now.Add(in)
 		}
 		return s
 	}
 	for i := 0; i < 5; i++ {
-		p.show(st(gateway.StateConnected, "", 0, 0))
+		p.show(st(source.StateConnected, "", 0, 0))
 	}
 	// The same failure, retried every 10 s for 75 s: said at once, then
 	// "still retrying" every 30 s (at 30 s and 60 s), not at every try.
 	for i := 1; i <= 8; i++ {
-		p.show(st(gateway.StateConnecting, "", i, 0))
-		p.show(st(gateway.StateReconnecting, "dial tcp: connection refused", i, 4*time.Second))
+		p.show(st(source.StateConnecting, "", i, 0))
+		p.show(st(source.StateReconnecting, "dial tcp: connection refused", i, 4*time.Second))
 		now = now.Add(10 * time.Second)
 	}
-	p.show(st(gateway.StateReconnecting, "HTTP 503", 9, 8*time.Second))
-	p.show(st(gateway.StateConnected, "", 0, 0))
-	p.show(st(gateway.StateConnected, "", 0, 0))
+	p.show(st(source.StateReconnecting, "HTTP 503", 9, 8*time.Second))
+	p.show(st(source.StateConnected, "", 0, 0))
+	p.show(st(source.StateConnected, "", 0, 0))
 	want := []string{
 		"● lab connected",
 		"○ lab: dial tcp: connection refused; retrying in 4s",

@@ -21,8 +21,8 @@ import (
 
 	"github.com/herald-desktop/herald/app"
 	"github.com/herald-desktop/herald/approval"
-	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -179,7 +179,7 @@ func TestDesktop(t *testing.T) {
 		t.Logf("tray item registered by %s at %s, menu %s", reg.Sender, reg.Arg, tray.menuPath)
 		h.waitView(60*time.Second, "the gateway connected with its session followed", func(v *service.View) bool {
 			for _, g := range v.Gateways {
-				if g.Gateway == gwName && g.State == gateway.StateConnected {
+				if g.Gateway == gwName && g.State == source.StateConnected {
 					return true
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkApprovalToNotifier(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	testwait.Until(b, 20*time.Second, "connected", srv.Changed, func() bool { return c.Status().State == gateway.StateConnected })
+	testwait.Until(b, 20*time.Second, "connected", srv.Changed, func() bool { return c.Status().State == source.StateConnected })
 	if _, err := c.AttachSession(b.Context(), stored); err != nil {
 		b.Fatal(err)
 	}

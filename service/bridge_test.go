@@ -13,8 +13,8 @@ import (
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/bridge/bridgetest"
-	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 )
 
@@ -71,7 +71,7 @@ func TestBridgeApprovalsGoThroughTheInbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testwait.Until(t, srcGuard, "connected", ch.next, func() bool { return src.Status().State == gateway.StateConnected })
+	testwait.Until(t, srcGuard, "connected", ch.next, func() bool { return src.Status().State == source.StateConnected })
 	if st := src.Status(); st.Kind != "bridge" {
 		t.Fatalf("status %+v", st)
 	}

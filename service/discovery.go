@@ -4,21 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/herald-desktop/herald/approval"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
 // Following sessions that other clients drive.
 //
-// Every gateway lists its live sessions every 2 s (gateway.Discovery).
+// Every gateway lists its live sessions every 2 s (source.Discovery).
 // What Herald does with a session it does not follow yet depends first
-// on the gateway (gateway.Delivery), then on its FollowPolicy:
+// on the gateway (source.Delivery), then on its FollowPolicy:
 //
 //   - A gateway that sends each session's events to every attached
 //     client (fan-out): Herald follows every live session as one more
@@ -93,7 +93,7 @@ type SessionNotice struct {
 // panel: what the gateway lists, what Herald does with it, and for a
 // followed session its current tool and latest output.
 type LiveSessionView struct {
-	gateway.LiveSession
+	source.LiveSession
 	Gateway string `json:"gateway"`
 	// Offered: Herald asks whether to follow it.
 	Offered bool `json:"offered,omitempty"`
@@ -120,7 +120,7 @@ type GatewaySessions struct {
 // liveState is the discovery state of one gateway.
 type liveState struct {
 	policy    FollowPolicy
-	last      gateway.Discovery
+	last      source.Discovery
 	seen      map[string]bool   // keys already announced
 	offered   map[string]string // key -> status when offered
 	declined  map[string]bool   // keys the user unfollowed
@@ -132,7 +132,7 @@ const maxDeclined = 1000
 
 // prune forgets what it knew of sessions the gateway no longer lists, so
 // the state stays as small as the listing (itself bounded).
-func (st *liveState) prune(d gateway.Discovery) {
+func (st *liveState) prune(d source.Discovery) {
 	listed := make(map[string]bool, len(d.Sessions))
 	for _, l := range d.Sessions {
 		listed[l.Key] = true
@@ -210,9 +210,9 @@ func (s *Service) notice(n SessionNotice) {
 
 // onDiscovery applies one listing: announces new sessions, follows or
 // offers them by the gateway's policy. It must not block.
-func (s *Service) onDiscovery(d gateway.Discovery) {
+func (s *Service) onDiscovery(d source.Discovery) {
 	var notices []SessionNotice
-	var follow []gateway.LiveSession
+	var follow []source.LiveSession
 	s.live.mu.Lock()
 	st := s.liveLocked(d.Gateway)
 	if d.Err != "" && len(d.Sessions) == 0 {
@@ -222,7 +222,7 @@ func (s *Service) onDiscovery(d gateway.Discovery) {
 		return
 	}
 	st.last = d
-	fanOut := d.Delivery == gateway.DeliveryFanOut
+	fanOut := d.Delivery == source.DeliveryFanOut
 	for _, l := range d.Sessions {
 		if l.Followed || l.Key == "" {
 			continue
@@ -249,7 +249,7 @@ func (s *Service) onDiscovery(d gateway.Discovery) {
 			// and when it waits on the user.
 			prev, was := st.offered[l.Key]
 			started := l.Running() && !runningStatus(prev)
-			if !was || (was && started) || (l.Status == gateway.LiveWaiting && prev != gateway.LiveWaiting) {
+			if !was || (was && started) || (l.Status == source.LiveWaiting && prev != source.LiveWaiting) {
 				notices = append(notices, mk(NoticeOffer, offerText(l)))
 			}
 			st.offered[l.Key] = l.Status
@@ -267,15 +267,15 @@ func (s *Service) onDiscovery(d gateway.Discovery) {
 }
 
 func runningStatus(status string) bool {
-	return gateway.LiveSession{Status: status}.Running()
+	return source.LiveSession{Status: status}.Running()
 }
 
-func foundText(l gateway.LiveSession, fanOut bool) string {
+func foundText(l source.LiveSession, fanOut bool) string {
 	what := "idle"
 	if l.Running() {
 		what = "running"
 	}
-	if l.Status == gateway.LiveWaiting {
+	if l.Status == source.LiveWaiting {
 		what = "waiting on the user"
 	}
 	if fanOut {
@@ -284,10 +284,10 @@ func foundText(l gateway.LiveSession, fanOut bool) string {
 	return fmt.Sprintf("found session %q (%s), driven by another client", displayOf(l), what)
 }
 
-func offerText(l gateway.LiveSession) string {
+func offerText(l source.LiveSession) string {
 	lead := fmt.Sprintf("session %q started in another client", displayOf(l))
 	switch {
-	case l.Status == gateway.LiveWaiting:
+	case l.Status == source.LiveWaiting:
 		lead = fmt.Sprintf("session %q waits on the user in another client", displayOf(l))
 	case l.Running():
 		lead = fmt.Sprintf("session %q is running in another client", displayOf(l))
@@ -296,12 +296,12 @@ func offerText(l gateway.LiveSession) string {
 		"following it here takes them away from a client still watching it."
 }
 
-func displayOf(l gateway.LiveSession) string {
+func displayOf(l source.LiveSession) string {
 	return approval.SessionName(l.Title, l.Key, l.ID)
 }
 
 // attachLive resumes a listed session in the background.
-func (s *Service) attachLive(gw string, l gateway.LiveSession, auto bool) {
+func (s *Service) attachLive(gw string, l source.LiveSession, auto bool) {
 	// The pool knows the client as soon as it runs (its first listing
 	// may come before the source is registered).
 	c, ok := s.gatewayClient(gw)
@@ -342,7 +342,7 @@ func (s *Service) noticeFromEvent(ev wire.Event) {
 	if s.waitingNotice(ev) {
 		return
 	}
-	if ev.Kind != gateway.EventElsewhere && ev.Kind != gateway.EventFollowed {
+	if ev.Kind != source.EventElsewhere && ev.Kind != source.EventFollowed {
 		return
 	}
 	title := s.titleOf(ev.Gateway, ev.Session, ev.StoredSession)
@@ -356,7 +356,7 @@ func (s *Service) noticeFromEvent(ev wire.Event) {
 		fanOut = c.FanOut()
 	}
 	switch {
-	case ev.Kind == gateway.EventElsewhere:
+	case ev.Kind == source.EventElsewhere:
 		n.Kind = NoticeElsewhere
 		n.Text = fmt.Sprintf("session %q is followed elsewhere now: another client took its live events, so its approvals go there. Take it back to see them here again.", name)
 	case fanOut:
@@ -390,19 +390,19 @@ func (s *Service) titleOf(gw, live, key string) string {
 }
 
 // findLive finds a listed session by live id, stored id or title.
-func (s *Service) findLive(gw, id string) (gateway.LiveSession, bool) {
+func (s *Service) findLive(gw, id string) (source.LiveSession, bool) {
 	s.live.mu.Lock()
 	defer s.live.mu.Unlock()
 	st := s.live.gw[gw]
 	if st == nil {
-		return gateway.LiveSession{}, false
+		return source.LiveSession{}, false
 	}
 	for _, l := range st.last.Sessions {
 		if l.ID == id || l.Key == id {
 			return l, true
 		}
 	}
-	return gateway.LiveSession{}, false
+	return source.LiveSession{}, false
 }
 
 // FollowSession follows a session on a gateway now (session.resume), by

@@ -16,6 +16,7 @@ import (
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 )
 
@@ -278,7 +279,7 @@ func TestSessionStartedLaterIsFoundAndOffered(t *testing.T) {
 			r.srv.SetTitle(live, "Nightly cleanup")
 			r.step()
 			row, ok := r.row(live)
-			if !ok || row.Followed || !row.Offered || row.Title != "Nightly cleanup" || row.Status != gateway.LiveWorking || row.Preview != "holding" || row.Key != stored {
+			if !ok || row.Followed || !row.Offered || row.Title != "Nightly cleanup" || row.Status != source.LiveWorking || row.Preview != "holding" || row.Key != stored {
 				t.Fatalf("row %+v (listed %v)", row, ok)
 			}
 			if r.peer.Consumer(live) != "peer" {
@@ -388,7 +389,7 @@ func TestReconnectRedialsWhenConnected(t *testing.T) {
 		}
 		r.wait("a new connection", func() bool {
 			g := r.svc.View().Gateways
-			return r.srv.Dials() == dials+1 && r.srv.Conns() == 1 && len(g) == 1 && g[0].State == gateway.StateConnected
+			return r.srv.Dials() == dials+1 && r.srv.Conns() == 1 && len(g) == 1 && g[0].State == source.StateConnected
 		})
 	}
 	r.wait("the session re-attached", func() bool {
@@ -411,18 +412,18 @@ func TestLiveStateIsBoundedByTheListing(t *testing.T) {
 	t.Parallel()
 	s := New(Config{Clock: clock.NewFake(time.Unix(0, 0))})
 	defer s.Close()
-	var rows []gateway.LiveSession
+	var rows []source.LiveSession
 	for i := 0; i < 50; i++ {
-		rows = append(rows, gateway.LiveSession{ID: fmt.Sprint("l", i), Key: fmt.Sprint("k", i), Status: gateway.LiveWorking})
+		rows = append(rows, source.LiveSession{ID: fmt.Sprint("l", i), Key: fmt.Sprint("k", i), Status: source.LiveWorking})
 	}
-	s.onDiscovery(gateway.Discovery{Gateway: "lab", At: time.Unix(1, 0), Sessions: rows})
+	s.onDiscovery(source.Discovery{Gateway: "lab", At: time.Unix(1, 0), Sessions: rows})
 	s.live.mu.Lock()
 	seen, offered := len(s.live.gw["lab"].seen), len(s.live.gw["lab"].offered)
 	s.live.mu.Unlock()
 	if seen != 50 || offered != 50 {
 		t.Fatalf("remembered %d seen, %d offered; want 50 each", seen, offered)
 	}
-	s.onDiscovery(gateway.Discovery{Gateway: "lab", At: time.Unix(2, 0), Sessions: rows[:1]})
+	s.onDiscovery(source.Discovery{Gateway: "lab", At: time.Unix(2, 0), Sessions: rows[:1]})
 	s.live.mu.Lock()
 	seen, offered = len(s.live.gw["lab"].seen), len(s.live.gw["lab"].offered)
 	s.live.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 )
 
@@ -27,7 +28,7 @@ func liveGateway(t *testing.T, opt hermestest.Options) (*hermestest.Server, *Ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	testwait.Until(t, 20*time.Second, "connected", ch.next, func() bool { return c.Status().State == gateway.StateConnected })
+	testwait.Until(t, 20*time.Second, "connected", ch.next, func() bool { return c.Status().State == source.StateConnected })
 	if _, err := c.AttachSession(context.Background(), stored); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestRestartedGatewayRelistsAreNewRequests(t *testing.T) {
 	// itself (that would build an agent for it); following it again does.
 	testwait.Until(t, 20*time.Second, "reconnected under the new epoch", ch.next, func() bool {
 		st := c.Status()
-		return st.State == gateway.StateConnected && st.Epoch != oldEpoch && len(c.Sessions()) == 0
+		return st.State == source.StateConnected && st.Epoch != oldEpoch && len(c.Sessions()) == 0
 	})
 	if _, err := c.AttachSession(context.Background(), stored); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkStopRunConfirmed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	testwait.Until(b, 20*time.Second, "connected", srv.Changed, func() bool { return c.Status().State == gateway.StateConnected })
+	testwait.Until(b, 20*time.Second, "connected", srv.Changed, func() bool { return c.Status().State == source.StateConnected })
 	ref, err := c.CreateSession(b.Context(), nil)
 	if err != nil {
 		b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 )
 
@@ -67,7 +68,7 @@ func (h *runHarness) addGateway(t *testing.T, srv *hermestest.Server) *gateway.C
 	}
 	h.until(t, "gateway connected", func() bool {
 		for _, g := range h.svc.View().Gateways {
-			if g.Gateway == "gw" && g.State == gateway.StateConnected {
+			if g.Gateway == "gw" && g.State == source.StateConnected {
 				return true
 			}
 		}
@@ -210,7 +211,7 @@ func TestStopRunFailuresSayWhatToDo(t *testing.T) {
 	srv.Close() // the gateway goes away: nothing can be sent
 	h.until(t, "gateway down", func() bool {
 		for _, g := range h.svc.View().Gateways {
-			if g.State != gateway.StateConnected {
+			if g.State != source.StateConnected {
 				return true
 			}
 		}

@@ -177,7 +177,7 @@ func (s *Service) AddGateway(cfg gateway.Config) (*gateway.Client, error) {
 		cfg.DiscoveryInterval = s.cfg.DiscoveryInterval
 	}
 	userDisc, userEvent := cfg.OnDiscovery, cfg.OnEvent
-	cfg.OnDiscovery = func(d gateway.Discovery) {
+	cfg.OnDiscovery = func(d source.Discovery) {
 		if userDisc != nil {
 			userDisc(d)
 		}

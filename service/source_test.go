@@ -9,8 +9,8 @@ import (
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/apiservertest"
-	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 )
 
@@ -129,7 +129,7 @@ func TestSourceBothKinds(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			testwait.Until(t, srcGuard, "connected", ch.next, func() bool { return src.Status().State == gateway.StateConnected })
+			testwait.Until(t, srcGuard, "connected", ch.next, func() bool { return src.Status().State == source.StateConnected })
 			if st := src.Status(); st.Kind != string(rig.kind) || st.Gateway != "src" {
 				t.Fatalf("status %+v", st)
 			}

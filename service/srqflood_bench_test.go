@@ -21,6 +21,7 @@ import (
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 )
 
@@ -142,7 +143,7 @@ func BenchmarkApprovalUnderSRQFlood(b *testing.B) {
 	if _, err := s.AddGateway(gateway.Config{Name: "flood", URL: fs.URL, Token: "t"}); err != nil {
 		b.Fatal(err)
 	}
-	testwait.Until(b, 20*time.Second, "connected", real.Changed, func() bool { return rc.Status().State == gateway.StateConnected })
+	testwait.Until(b, 20*time.Second, "connected", real.Changed, func() bool { return rc.Status().State == source.StateConnected })
 	if _, err := rc.AttachSession(b.Context(), stored); err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,8 @@ const Kind source.Kind = "ws"
 
 // The channel's state and status, session ownership events, live
 // statuses and listings are the contract's (package source); the client
-// speaks of them by these names.
+// speaks of them by these names, and code outside this package by
+// source's.
 type (
 	State            = source.State
 	Status           = source.Status
