@@ -19,6 +19,7 @@ import (
 	"github.com/herald-desktop/herald/approval/spooftest"
 	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/service"
 )
@@ -311,11 +312,40 @@ func TestHeadlessNotificationHasOneOpen(t *testing.T) {
 func TestDisplaySessions(t *testing.T) {
 	t.Parallel()
 	in := []service.SessionView{{Gateway: "lab", ID: "s1", Title: "t\u202e", Tool: "terminal: rm -rf ~/x\x1b[2K\rls", Status: "ok\x00", LastText: "a\nb"}}
-	got := displaySessions(in)
+	got := displaySessions(in, nil)
 	if got[0].ID != "s1" || got[0].Tool != "terminal: rm -rf ~/x␛[2K⟦CR⟧ls" || got[0].Title != "t⟦U+202E⟧" || got[0].Status != "ok⟦NUL⟧" || got[0].LastText != "a⏎b" {
 		t.Fatalf("%+v", got[0])
 	}
 	if in[0].Title != "t\u202e" {
 		t.Fatal("changed the service's view")
+	}
+}
+
+// A session whose events carried no title is named as the gateway lists it
+// (the Sessions panel's name), not by its stored or live id.
+func TestDisplaySessionsNameFromListing(t *testing.T) {
+	t.Parallel()
+	live := []service.GatewaySessions{{Gateway: "lab", Sessions: []service.LiveSessionView{
+		{LiveSession: gateway.LiveSession{ID: "a1b2c3d4", Key: "20261203_173300_bd19f2", Title: "Nightly\u202e backup"}},
+		{LiveSession: gateway.LiveSession{ID: "e5f6a7b8", Key: "20261203_173301_aaaaaa"}},
+	}}}
+	in := []service.SessionView{
+		{Gateway: "lab", ID: "a1b2c3d4", StoredID: "20261203_173300_bd19f2"},
+		{Gateway: "lab", ID: "e5f6a7b8", StoredID: "20261203_173301_aaaaaa"},
+		{Gateway: "lab", ID: "f0f0f0f0", Title: "own title"},
+		{Gateway: "other", ID: "a1b2c3d4"},
+	}
+	got := displaySessions(in, sessionNames(live))
+	want := []string{"Nightly⟦U+202E⟧ backup", "20261203_173301_aaaaaa", "own title", "a1b2c3d4"}
+	if got := displaySessions([]service.SessionView{{ID: "s", Title: "t\u202e"}}, nil)[0].Name; got != "t⟦U+202E⟧" {
+		t.Errorf("a title shown twice as VisibleLine: %q", got)
+	}
+	for i, w := range want {
+		if got[i].Name != w {
+			t.Errorf("session %d named %q, want %q", i, got[i].Name, w)
+		}
+	}
+	if panel := clipLine(live[0].Sessions[0].DisplayName(), liveTitleMax); got[0].Name != panel {
+		t.Errorf("card %q and panel %q disagree", got[0].Name, panel)
 	}
 }

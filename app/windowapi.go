@@ -39,7 +39,7 @@ func (a *App) Snapshot() Snapshot {
 	s := Snapshot{
 		Version:             a.d.Version,
 		Now:                 v.At,
-		Sessions:            displaySessions(v.Sessions),
+		Sessions:            displaySessions(v.Sessions, sessionNames(v.Live)),
 		Live:                liveViews(v.Live),
 		NotificationsPaused: st.PauseNotifications,
 		SecretsSessionOnly:  a.d.Secrets != nil && a.d.Secrets.SessionOnly(),
