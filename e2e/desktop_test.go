@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -347,6 +348,139 @@ func TestDesktop(t *testing.T) {
 		sum.add("C window", fmt.Sprintf("answered %q with the o key in the window in %s; notification withdrawn", "once", since(t0)))
 	})
 
+	// The window scrolled (a long Sessions list, wheeled down) when an
+	// approval arrives: its sheet is on screen all the same.
+	t.Run("approval while scrolled", func(t *testing.T) {
+		h.t = t
+		if win == "" {
+			t.Skip("no window")
+		}
+		// Esc closes the sheet the last scenario left selected (as a
+		// person would), so what comes next is the window's own choice.
+		for attempt := 1; ; attempt++ {
+			if _, err := e.run(10*time.Second, "xdotool", "windowfocus", "--sync", win); err != nil {
+				t.Logf("focusing the window: %v", err)
+			}
+			time.Sleep(time.Second) // the window ignores keys for 700 ms after a focus change
+			if _, err := e.run(10*time.Second, "xdotool", "key", "--clearmodifiers", "Escape"); err != nil {
+				t.Fatal(err)
+			}
+			img, err := e.screenshot(win, filepath.Join(art, "05-no-sheet.png"))
+			// The text has the command block's colour too, not 4000 pixels.
+			if err == nil && colorCount(img, colCommand)[colCommand] < 4000 {
+				break
+			}
+			if attempt == 4 {
+				h.fatalf("Esc did not close the sheet (see 05-no-sheet.png)")
+			}
+			e.run(10*time.Second, "xdotool", "mousemove", "--window", win, "700", "720", "click", "1")
+		}
+		const extra = 24
+		for range extra {
+			srv.CreateSession()
+		}
+		h.waitView(step, "the extra sessions listed", func(v *service.View) bool {
+			for _, g := range v.Live {
+				if g.Gateway == gwName && len(g.Sessions) > extra {
+					return true
+				}
+			}
+			return false
+		})
+		before := h.waitScreen(win, "the long Sessions list", "05-before-scroll.png", func(s screen) bool { return s.exact[colConnected] >= 30 })
+		// Wheel down over the Sessions pane (left) and over the page.
+		for _, at := range [][2]string{{"200", "500"}, {"640", "700"}} {
+			if _, err := e.run(10*time.Second, "xdotool", "mousemove", "--window", win, at[0], at[1], "click", "--repeat", "15", "--delay", "30", "5"); err != nil {
+				t.Fatalf("scrolling with the wheel: %v", err)
+			}
+		}
+		var after image.Image
+		if err := poll(step, 250*time.Millisecond, func() (bool, error) {
+			i, err := e.screenshot(win, filepath.Join(art, "05-scrolled.png"))
+			if err != nil {
+				return false, nil
+			}
+			after = i
+			return changedPixels(before, i) > 2000, nil
+		}); err != nil {
+			h.fatalf("the window did not scroll: %d pixels changed after 30 wheel clicks (see 05-before-scroll.png, 05-scrolled.png)", changedPixels(before, after))
+		}
+		t.Logf("scrolled: %d pixels changed", changedPixels(before, after))
+		cmd := "dd if=/dev/zero of=/dev/sda"
+		srq, choice, key := h.request(cmd)
+		h.waitScreen(win, "the pending approval sheet in the scrolled window", "06-scrolled-approval.png", func(s screen) bool {
+			return s.exact[colCommand] >= 4000 && s.exact[colPrimary] >= 1500 && s.exact[colDanger] >= 800
+		})
+		h.ocr("06-scrolled-approval.png", []string{"Allow once", "Deny"}, []string{cmd})
+		n, err := notes.waitFor(step, "for "+key, func(n note) bool { return n.Key == key && n.Open })
+		if err != nil {
+			h.fatalf("%v", err)
+		}
+		h.invokeUntilAnswered(n.ID, key, "deny")
+		h.waitChoice(choice, srq, cmd, "deny")
+		h.waitResolved(key, "deny", "notification")
+		sum.add("E scrolled", fmt.Sprintf("sheet of an approval arriving while scrolled on screen; %d sessions listed", extra+1))
+	})
+
+	// One name per session: its title on the gateway card, in the Sessions
+	// panel and the quick prompt (three times), never its live or stored id;
+	// then the History.
+	t.Run("session names and history", func(t *testing.T) {
+		h.t = t
+		if win == "" {
+			t.Skip("no window")
+		}
+		const title = "Nightly backup check"
+		if err := srv.SetTitle(live, title); err != nil {
+			t.Fatal(err)
+		}
+		h.waitView(step, "the gateway listing the session's title", func(v *service.View) bool {
+			for _, g := range v.Live {
+				for _, s := range g.Sessions {
+					if g.Gateway == gwName && s.ID == live && s.DisplayName() == title {
+						return true
+					}
+				}
+			}
+			return false
+		})
+		// Back to the top of the left pane (the last scenario scrolled it).
+		e.run(10*time.Second, "xdotool", "mousemove", "--window", win, "200", "300", "click", "--repeat", "30", "--delay", "30", "4")
+		words := h.waitWords(win, "30-names.png", func(text string) bool { return strings.Count(text, strings.ToLower(title)) >= 3 })
+		flat := strings.Join(words.text, " ")
+		t.Logf("%q appears %d times on the live view", title, strings.Count(flat, strings.ToLower(title)))
+		for _, id := range []string{live, stored} {
+			if strings.Contains(flat, strings.ToLower(id)) {
+				t.Errorf("the live view shows the session's id %s, not only its title (see 30-names.png)", id)
+			}
+		}
+		// The History, by its tab.
+		x, y, ok := words.find("history")
+		if !ok {
+			h.fatalf("no History tab read in 30-names.png")
+		}
+		if _, err := e.run(10*time.Second, "xdotool", "mousemove", "--window", win, strconv.Itoa(x), strconv.Itoa(y), "click", "1"); err != nil {
+			t.Fatal(err)
+		}
+		// Its rows come a moment after the tab: wait for the answers of
+		// the earlier scenarios, by where they came from.
+		hist := h.waitWords(win, "31-history.png", func(text string) bool {
+			ws := strings.Fields(text)
+			return slices.Contains(ws, "resolved") && slices.Contains(ws, "tray") && slices.Contains(ws, "window")
+		})
+		text := strings.Join(hist.text, " ")
+		if strings.Contains(text, strings.ToLower(live)) {
+			t.Errorf("the History shows the live id %s (see 31-history.png)", live)
+		}
+		if !strings.Contains(text, strings.ToLower(title)) {
+			t.Logf("note: the History names no session (no %q in 31-history.png)", title)
+		}
+		if x, y, ok := hist.find("live"); ok {
+			e.run(10*time.Second, "xdotool", "mousemove", "--window", win, strconv.Itoa(x), strconv.Itoa(y), "click", "1")
+		}
+		sum.add("G names", fmt.Sprintf("%q on the live view %d times, live id nowhere; History in 31-history.png", title, strings.Count(flat, strings.ToLower(title))))
+	})
+
 	// Stock GNOME has no tray host: when the StatusNotifierWatcher leaves
 	// the bus, the window says so, how to get a tray and what closing
 	// does; when one appears again, the notice goes.
@@ -466,6 +600,36 @@ func TestDesktop(t *testing.T) {
 				return s.exact[colConnected] >= 30
 			})
 		}
+	})
+
+	// The gateway restarted twice within a minute: Herald is connected
+	// again soon after each (the fake keeps accepting, so from the
+	// restart to Herald's connected state on the control socket).
+	t.Run("gateway restarted twice", func(t *testing.T) {
+		h.t = t
+		var figs []string
+		for i := 1; i <= 2; i++ {
+			t0 := time.Now()
+			srv.Restart()
+			v := h.waitView(step, fmt.Sprintf("reconnected after restart %d", i), func(v *service.View) bool {
+				for _, g := range v.Gateways {
+					if g.Gateway == gwName && g.State == source.StateConnected && g.ConnectedAt.After(t0) {
+						return true
+					}
+				}
+				return false
+			})
+			seen := time.Since(t0)
+			for _, g := range v.Gateways {
+				if g.Gateway == gwName {
+					d := g.ConnectedAt.Sub(t0)
+					figs = append(figs, fmt.Sprintf("restart %d: connected %s after (seen on the socket %s, dials %d)",
+						i, d.Round(time.Millisecond), seen.Round(time.Millisecond), g.Dials))
+					t.Logf("restart %d: Herald connected %s after the gateway accepted again; seen over the control socket after %s", i, d.Round(time.Millisecond), seen.Round(time.Millisecond))
+				}
+			}
+		}
+		sum.add("F restarts", strings.Join(figs, "; "))
 	})
 
 	t.Run("quit", func(t *testing.T) {
@@ -1027,4 +1191,89 @@ func (h *harness) closeByKey(win string, pgid int) {
 		h.e.run(10*time.Second, "xdotool", "mousemove", "--window", win, "700", "720", "click", "1")
 	}
 	h.fatalf("Ctrl+W did not close the window: processes %v", groupMembers(pgid))
+}
+
+// changedPixels counts the pixels two screenshots differ in (all of them
+// when their sizes differ).
+func changedPixels(a, b image.Image) int {
+	if a == nil || b == nil || a.Bounds() != b.Bounds() {
+		if b != nil {
+			return b.Bounds().Dx() * b.Bounds().Dy()
+		}
+		return 0
+	}
+	n := 0
+	r := a.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if a.At(x, y) != b.At(x, y) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// words is what tesseract read in a screenshot: the words, lower-cased,
+// and the centre of each in window pixels.
+type words struct {
+	text []string
+	at   []image.Point
+}
+
+// find is the centre of the first word w (lower case).
+func (ws words) find(w string) (x, y int, ok bool) {
+	for i, t := range ws.text {
+		if t == w {
+			return ws.at[i].X, ws.at[i].Y, true
+		}
+	}
+	return 0, 0, false
+}
+
+// waitWords reads window screenshots (artifacts/name) with tesseract until
+// ok holds for the text read (lower case, single spaces).
+func (h *harness) waitWords(win, name string, ok func(string) bool) words {
+	h.t.Helper()
+	if _, err := exec.LookPath("tesseract"); err != nil {
+		h.t.Skip("tesseract not installed (Debian package tesseract-ocr)")
+	}
+	path := filepath.Join(h.e.art, name)
+	var last words
+	err := poll(step, 500*time.Millisecond, func() (bool, error) {
+		img, err := h.e.screenshot(win, path)
+		if err != nil {
+			return false, nil
+		}
+		big := filepath.Join(h.e.base, "ocr-"+name)
+		o, err := os.Create(big)
+		if err != nil {
+			return false, err
+		}
+		png.Encode(o, upscaleGray(img, 3))
+		o.Close()
+		out, err := h.e.run(60*time.Second, "tesseract", "--dpi", "300", big, "stdout", "tsv")
+		if err != nil {
+			return false, nil
+		}
+		last = words{}
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.Split(l, "\t")
+			if len(f) < 12 || f[0] != "5" || strings.TrimSpace(f[11]) == "" {
+				continue
+			}
+			n := make([]int, 4)
+			for i := range n {
+				n[i], _ = strconv.Atoi(f[6+i])
+			}
+			last.text = append(last.text, strings.ToLower(strings.TrimSpace(f[11])))
+			last.at = append(last.at, image.Pt((n[0]+n[2]/2)/3, (n[1]+n[3]/2)/3))
+		}
+		os.WriteFile(strings.TrimSuffix(path, ".png")+".txt", []byte(strings.Join(last.text, " ")), 0o644)
+		return ok(strings.Join(last.text, " ")), nil
+	})
+	if err != nil {
+		h.fatalf("%s never read as expected: %v; tesseract read:\n%s", name, err, strings.Join(last.text, " "))
+	}
+	return last
 }
