@@ -35,6 +35,13 @@ describe("Sessions", () => {
     expect(body).not.toContain('data-testid="take-back-s1"');
   });
 
+  it("names an offered session's own status, never running for an idle one", () => {
+    for (const [status, lead] of [["idle", "Idle,"], ["working", "Running,"], ["waiting", "Waits for an answer,"]]) {
+      const { body } = render(Sessions, { props: { snap: snap([session({ offered: true, status })]) } });
+      expect(body).toContain(lead + " and its events do not reach Herald");
+    }
+  });
+
   it("says followed elsewhere now, with Take back", () => {
     const { body } = render(Sessions, { props: { snap: snap([session({ followed: true, elsewhere: true })]) } });
     expect(body).toContain('data-testid="elsewhere-s1"');
