@@ -130,6 +130,12 @@ type Client struct {
 	// streamed text on their way to OnEvent, as on the WebSocket.
 	out *source.EventQueue
 
+	// pubMu orders status reports; pubSeq is the newest reported,
+	// statusSeq (under mu) the newest taken.
+	pubMu     sync.Mutex
+	pubSeq    uint64
+	statusSeq uint64
+
 	mu      sync.Mutex
 	key     string
 	status  Status

@@ -108,11 +108,9 @@ func (c *Client) Follow(runID string) {
 	if c.running {
 		c.startFollowLocked(rs)
 	}
-	s := c.snapshotLocked()
+	s, seq := c.stampLocked()
 	c.mu.Unlock()
-	if c.cfg.OnStatus != nil {
-		c.cfg.OnStatus(s)
-	}
+	c.publish(s, seq)
 }
 
 // Forget stops following a run and drops it from the status; its
@@ -401,13 +399,11 @@ func (c *Client) deliver(rs *runState, ev wire.Event) {
 		}
 	}
 	rs.info.PendingApprovals = rs.pending
-	s := c.snapshotLocked()
+	s, seq := c.stampLocked()
 	q := c.out
 	c.mu.Unlock()
 	q.Push(ev)
-	if c.cfg.OnStatus != nil {
-		c.cfg.OnStatus(s)
-	}
+	c.publish(s, seq)
 }
 
 // finish marks a run done.

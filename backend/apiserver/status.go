@@ -124,20 +124,41 @@ func (c *Client) snapshotLocked() Status {
 func (c *Client) setStatus(fn func(*Status)) {
 	c.mu.Lock()
 	fn(&c.status)
-	s := c.snapshotLocked()
+	s, seq := c.stampLocked()
 	c.mu.Unlock()
-	if c.cfg.OnStatus != nil {
-		c.cfg.OnStatus(s)
+	c.publish(s, seq)
+}
+
+// stampLocked takes a snapshot under c.mu and numbers it, so publish can
+// tell an older snapshot from a newer one.
+func (c *Client) stampLocked() (Status, uint64) {
+	c.statusSeq++
+	return c.snapshotLocked(), c.statusSeq
+}
+
+// publish reports a status to OnStatus unless a newer one was reported
+// already. Snapshots are taken under c.mu but reported after it is
+// released, so two goroutines (Follow and a run's stream or poll) could
+// otherwise report them out of order and leave a consumer on a stale
+// status: a finished run shown as starting.
+func (c *Client) publish(s Status, seq uint64) {
+	if c.cfg.OnStatus == nil {
+		return
 	}
+	c.pubMu.Lock()
+	defer c.pubMu.Unlock()
+	if seq <= c.pubSeq {
+		return
+	}
+	c.pubSeq = seq
+	c.cfg.OnStatus(s)
 }
 
 // setRun updates one run's info and reports the new status.
 func (c *Client) setRun(r *runState, fn func(*RunInfo)) {
 	c.mu.Lock()
 	fn(&r.info)
-	s := c.snapshotLocked()
+	s, seq := c.stampLocked()
 	c.mu.Unlock()
-	if c.cfg.OnStatus != nil {
-		c.cfg.OnStatus(s)
-	}
+	c.publish(s, seq)
 }
