@@ -42,23 +42,11 @@ func watchTrayHost(ctx context.Context, conn *dbus.Conn, fn func(bool)) error {
 		return fmt.Errorf("cannot ask the session bus for a tray host: %v", err)
 	}
 	fn(has)
-	go func() {
-		defer conn.Close()
-		defer conn.RemoveSignal(ch)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case s, ok := <-ch:
-				if !ok {
-					return
-				}
-				if present, ok := trayHostChange(s); ok {
-					fn(present)
-				}
-			}
+	go forwardSignals(ctx, conn, ch, func(s *dbus.Signal) {
+		if present, ok := trayHostChange(s); ok {
+			fn(present)
 		}
-	}()
+	})
 	return nil
 }
 

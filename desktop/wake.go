@@ -51,23 +51,11 @@ func watchWake(ctx context.Context, conn *dbus.Conn, fn func(WakeReason)) error 
 	}
 	ch := make(chan *dbus.Signal, wakeBuffered)
 	conn.Signal(ch)
-	go func() {
-		defer conn.Close()
-		defer conn.RemoveSignal(ch)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case s, ok := <-ch:
-				if !ok {
-					return
-				}
-				if r, ok := wakeReason(s); ok {
-					fn(r)
-				}
-			}
+	go forwardSignals(ctx, conn, ch, func(s *dbus.Signal) {
+		if r, ok := wakeReason(s); ok {
+			fn(r)
 		}
-	}()
+	})
 	return nil
 }
 
@@ -87,4 +75,22 @@ func wakeReason(s *dbus.Signal) (WakeReason, bool) {
 		}
 	}
 	return "", false
+}
+
+// forwardSignals hands each signal on ch to handle until ctx ends or the
+// connection closes, then stops listening and closes the connection.
+func forwardSignals(ctx context.Context, conn *dbus.Conn, ch chan *dbus.Signal, handle func(*dbus.Signal)) {
+	defer conn.Close()
+	defer conn.RemoveSignal(ch)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case s, ok := <-ch:
+			if !ok {
+				return
+			}
+			handle(s)
+		}
+	}
 }
