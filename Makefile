@@ -40,6 +40,8 @@ TARBALL  := $(DIST)/herald-$(VERSION)-linux-$(DEB_ARCH).tar.gz
 
 deps:
 	./scripts/deps.sh
+	@# The real Hermes servers' Python packages, when ../shared is beside the clone.
+	@if [ -x "$(HERMES_PEER)/install-deps" ]; then "$(HERMES_PEER)/install-deps"; fi
 
 # Build the desktop binary and start it.
 run: deps build
