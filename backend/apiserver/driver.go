@@ -13,9 +13,11 @@ func init() {
 		Kind:       Kind,
 		Aliases:    []string{"apiserver", "api-server"},
 		Title:      "API server",
+		Hint:       "HTTP, port 8642",
 		DefaultURL: DefaultURL,
 		Auth: []source.AuthMode{
-			{Name: "key", Label: "API key", Secret: "Key", Flag: "api-key", Env: "HERALD_API_KEY"},
+			{Name: "key", Label: "API key", Secret: "API key", Flag: "api-key", Env: "HERALD_API_KEY",
+				Hint: "`API_SERVER_KEY` from Hermes' `~/.hermes/.env`."},
 			{Name: "none", Label: "None"},
 		},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {

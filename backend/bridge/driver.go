@@ -16,9 +16,11 @@ func init() {
 		Kind:       Kind,
 		Aliases:    []string{"herald-bridge", "plugin"},
 		Title:      "Herald bridge (Hermes plugin on a dashboard)",
+		Hint:       "HTTP long-poll, port 9119",
 		DefaultURL: DefaultURL,
 		Auth: []source.AuthMode{
-			{Name: "token", Label: "Dashboard session token", Secret: "Token", Flag: "token", Env: "HERALD_TOKEN"},
+			{Name: "token", Label: "Dashboard session token", Secret: "Token", Flag: "token", Env: "HERALD_TOKEN",
+				Hint: "The dashboard's session token: start Hermes as `HERMES_DASHBOARD_SESSION_TOKEN=your-token hermes dashboard` and give Herald the same value."},
 		},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
 			return New(configOf(cfg, h))

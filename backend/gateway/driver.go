@@ -17,10 +17,13 @@ func init() {
 		Aliases:    []string{"gateway", "websocket"},
 		Title:      "Dashboard gateway",
 		Default:    true,
+		Hint:       "WebSocket, port " + DefaultPort,
 		DefaultURL: "http://127.0.0.1:" + DefaultPort,
 		Auth: []source.AuthMode{
-			{Name: "token", Label: "Session token", Secret: "Token", Flag: "token", Env: "HERALD_TOKEN"},
-			{Name: "password", Label: "Password", Secret: "Password", Username: true, Flag: "password", Env: "HERALD_PASSWORD"},
+			{Name: "token", Label: "Session token", Secret: "Token", Flag: "token", Env: "HERALD_TOKEN",
+				Hint: "The dashboard's session token. Hermes makes a new one at every start: start it as `HERMES_DASHBOARD_SESSION_TOKEN=your-token hermes dashboard` and give Herald the same value (or copy `window.__HERMES_SESSION_TOKEN__` from the dashboard page's source)."},
+			{Name: "password", Label: "Password", Secret: "Password", Username: true, Flag: "password", Env: "HERALD_PASSWORD",
+				Hint: "The user name and password of a dashboard started with a password sign-in (gated mode)."},
 			{Name: "none", Label: "None"},
 		},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {

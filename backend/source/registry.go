@@ -28,6 +28,9 @@ type Driver struct {
 	Title string
 	// Default: the transport of a source whose kind is not given.
 	Default bool
+	// Hint says, for people, what the transport speaks and where
+	// ("WebSocket, port 9119"); the window's form shows it by the Title.
+	Hint string
 	// DefaultURL is where the server listens unless configured otherwise.
 	DefaultURL string
 	// Auth lists the sign-in modes, the default first. The window's form
@@ -62,6 +65,11 @@ type AuthMode struct {
 	Secret string `json:"secret,omitempty"`
 	// Username: the mode asks for a user name too.
 	Username bool `json:"username,omitempty"`
+	// Hint says, for people, where the secret comes from, as one or two
+	// sentences; `backquoted` parts are what to type or copy. The
+	// window's form shows it by the field, and the command line names it
+	// when the server refused the secret.
+	Hint string `json:"hint,omitempty"`
 	// Flag and Env are the command line's flag and environment variable
 	// for the secret ("token", "HERALD_TOKEN").
 	Flag string `json:"-"`
