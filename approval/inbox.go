@@ -591,13 +591,13 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: serr == nil, Cause: serr}
 	case serr != nil && answerIsUnknown(serr):
 		in.unknownLocked(it, serr, now)
-		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Err: serr}
+		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: serr}
 	case serr == nil && it.Dialect == DialectServerRequest && it.Uncertain:
 		// A response frame's only confirmation is that it was written,
 		// which says nothing when Herald does not know whether the
 		// gateway still holds the request (restored after a restart).
 		in.unknownLocked(it, errUnconfirmedWrite, now)
-		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Err: errUnconfirmedWrite}
+		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: errUnconfirmedWrite}
 	case serr != nil && late:
 		e = ending{StateExpired, Outcome{Detail: "the answer could not be sent before the gateway's timeout"}}
 		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Cause: serr}

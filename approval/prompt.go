@@ -290,6 +290,10 @@ func (in *Inbox) answerPrompt(ctx context.Context, key string, value *wire.Secre
 		case !ok:
 			err = ErrNotFound
 			return
+		case cur.State == StateSentUnknown || cur.State == StateOutcomeUnknown:
+			// A second answer could reach whatever the gateway asks next.
+			err = &AnsweredError{Choice: cur.Outcome.Choice, Surface: cur.Outcome.Surface, At: cur.Outcome.At, Unknown: true}
+			return
 		case cur.State == StateAnswering || cur.State == StateResolved:
 			err = &AnsweredError{Choice: cur.Outcome.Choice, Surface: cur.Outcome.Surface, At: cur.Outcome.At, InFlight: cur.State == StateAnswering}
 			return

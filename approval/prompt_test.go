@@ -388,3 +388,64 @@ func TestPromptAfterRestart(t *testing.T) {
 		t.Fatalf("audit trail ends with %+v", last)
 	}
 }
+
+// TestPromptCutAfterWriteIsUnknown: a clarify, sudo or secret answer that
+// was written before the link dropped has an unknown outcome, like an
+// approval's: no "try again", no second answer (a retried password would
+// reach whatever asks next), and it ends "outcome unknown" at its deadline
+// unless the gateway says more. The value is never kept for a retry.
+func TestPromptCutAfterWriteIsUnknown(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []Kind{KindClarify, KindSudo, KindSecret} {
+		for _, form := range []string{"event", "srq"} {
+			t.Run(fmt.Sprintf("%s/%s", kind, form), func(t *testing.T) {
+				t.Parallel()
+				f := newFixture(t, nil)
+				srqID := ""
+				if form == "srq" {
+					srqID = "srq-1"
+				}
+				f.in.Ingest(promptEvent("g1", "s1", string(kind), "ab12cd34", srqID, t0))
+				r := f.only(t)
+				f.ans["g1"].set(0, fmt.Errorf("sending the %s answer failed: %w", kind, wire.ErrOutcomeUnknown), nil)
+				value := "pw-Tr0ub4dor&3-" + string(kind)
+				err := f.in.AnswerText(context.Background(), r.Key, wire.NewSecret([]byte(value)), "window")
+				var ue *UnknownOutcomeError
+				if !errors.As(err, &ue) || strings.Contains(err.Error(), "try again") || (kind.Masked() && strings.Contains(err.Error(), value)) {
+					t.Fatalf("answer cut after the write: %v, want an UnknownOutcomeError without a retry invitation or the value", err)
+				}
+				if want := map[Kind]string{KindClarify: "your answer", KindSudo: "your password", KindSecret: "your secret"}[kind]; !strings.HasPrefix(err.Error(), want+" ") {
+					t.Fatalf("the unknown outcome reads %q, want it to start %q", err, want)
+				}
+				got := f.get(t, r.Key)
+				if got.State != StateSentUnknown || !got.State.Live() {
+					t.Fatalf("after the cut: %s %+v", got.State, got.Outcome)
+				}
+				// No retry, whatever the surface or value.
+				f.ans["g1"].set(1, nil, nil)
+				var ae *AnsweredError
+				if err := f.in.AnswerText(context.Background(), r.Key, wire.NewSecret([]byte("again")), "cli"); !errors.As(err, &ae) || !ae.Unknown {
+					t.Fatalf("retry after the cut: %v, want an AnsweredError (unknown)", err)
+				}
+				if n := len(f.ans["g1"].sent()); n != 1 {
+					t.Fatalf("%d answers reached the gateway, want the one sent before the cut", n)
+				}
+				// Nothing settles it: at the deadline it ends unknown.
+				f.clk.Advance(promptTimeouts[kind] + time.Second)
+				f.in.Ingest(promptEvent("g2", "s9", "clarify", "zz", "", f.clk.Now())) // any activity runs the sweep
+				got = f.get(t, r.Key)
+				if got.State != StateOutcomeUnknown || !strings.Contains(got.Outcome.Detail, "unknown") {
+					t.Fatalf("at the deadline: %s %q, want outcome unknown", got.State, got.Outcome.Detail)
+				}
+				entries, _ := f.store.List(Filter{Key: r.Key})
+				b, _ := json.Marshal(entries)
+				if strings.Contains(string(b), value) {
+					t.Fatalf("the audit log holds the answer's value: %s", b)
+				}
+				if !strings.Contains(string(b), string(StateSentUnknown)) || !strings.Contains(string(b), string(StateOutcomeUnknown)) {
+					t.Fatalf("audit log lacks the unknown states: %s", b)
+				}
+			})
+		}
+	}
+}

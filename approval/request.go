@@ -317,12 +317,22 @@ func (e *EndedError) Unwrap() error { return e.Cause }
 // in StateSentUnknown, and no retry is invited.
 type UnknownOutcomeError struct {
 	Gateway, Choice string
-	Err             error // from the Answerer; its text is scrubbed in Error
+	// Kind is the request's kind: a password or secret is named, never
+	// quoted ("" reads as an approval).
+	Kind Kind
+	Err  error // from the Answerer; its text is scrubbed in Error
 }
 
 // Error says what is known, and that nothing more will be sent.
 func (e *UnknownOutcomeError) Error() string {
-	return fmt.Sprintf("your answer %q was sent to gateway %s, but the link dropped before the gateway confirmed it, so whether it took effect is unknown. Herald will not send it again: it shows the outcome once the gateway reports it (check the session in Hermes if it matters now)", e.Choice, e.Gateway)
+	what := fmt.Sprintf("your answer %q", VisibleLine(e.Choice))
+	switch e.Kind {
+	case KindSudo:
+		what = "your password"
+	case KindSecret:
+		what = "your secret"
+	}
+	return fmt.Sprintf("%s was sent to gateway %s, but the link dropped before the gateway confirmed it, so whether it took effect is unknown. Herald will not send it again: it shows the outcome once the gateway reports it (check the session in Hermes if it matters now)", what, VisibleLine(e.Gateway))
 }
 
 // Unwrap returns Err.
