@@ -19,8 +19,8 @@ import (
 	"github.com/herald-desktop/herald/approval/spooftest"
 	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/clock"
-	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -326,8 +326,8 @@ func TestDisplaySessions(t *testing.T) {
 func TestDisplaySessionsNameFromListing(t *testing.T) {
 	t.Parallel()
 	live := []service.GatewaySessions{{Gateway: "lab", Sessions: []service.LiveSessionView{
-		{LiveSession: gateway.LiveSession{ID: "a1b2c3d4", Key: "20261203_173300_bd19f2", Title: "Nightly\u202e backup"}},
-		{LiveSession: gateway.LiveSession{ID: "e5f6a7b8", Key: "20261203_173301_aaaaaa"}},
+		{LiveSession: source.LiveSession{ID: "a1b2c3d4", Key: "20261203_173300_bd19f2", Title: "Nightly\u202e backup"}},
+		{LiveSession: source.LiveSession{ID: "e5f6a7b8", Key: "20261203_173301_aaaaaa"}},
 	}}}
 	in := []service.SessionView{
 		{Gateway: "lab", ID: "a1b2c3d4", StoredID: "20261203_173300_bd19f2"},

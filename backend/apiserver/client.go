@@ -185,7 +185,7 @@ func New(cfg Config) (*Client, error) {
 		runs: map[string]*runState{},
 		wake: make(chan struct{}),
 	}
-	c.status = Status{Status: source.Status{Gateway: name, Kind: string(Kind), State: StateIdle}}
+	c.status = Status{Status: source.Status{Gateway: name, Kind: string(Kind), State: source.StateIdle}}
 	if cfg.HTTPClient != nil {
 		c.http = cfg.HTTPClient
 	} else {
@@ -301,13 +301,13 @@ func (c *Client) Run(ctx context.Context) error {
 		c.mu.Unlock()
 		q.Close()
 		<-delivered
-		c.setStatus(func(s *Status) { s.State = StateStopped; s.NextRetry = time.Time{} })
+		c.setStatus(func(s *Status) { s.State = source.StateStopped; s.NextRetry = time.Time{} })
 	}()
 
 	attempt := 0
 	for ctx.Err() == nil {
 		wake := c.wakeChan()
-		c.setStatus(func(s *Status) { s.State = StateConnecting; s.Attempt = attempt; s.NextRetry = time.Time{} })
+		c.setStatus(func(s *Status) { s.State = source.StateConnecting; s.Attempt = attempt; s.NextRetry = time.Time{} })
 		info, err := c.Probe(ctx)
 		if ctx.Err() != nil {
 			break
@@ -318,7 +318,7 @@ func (c *Client) Run(ctx context.Context) error {
 			c.feat = info
 			c.mu.Unlock()
 			c.setStatus(func(s *Status) {
-				s.State, s.Err, s.Attempt = StateConnected, "", 0
+				s.State, s.Err, s.Attempt = source.StateConnected, "", 0
 				s.ConnectedAt = c.clk.Now()
 				s.Version = info.Version
 				s.Features = info.featureStatus()
@@ -346,7 +346,7 @@ func (c *Client) Run(ctx context.Context) error {
 		t := c.clk.NewTimer(d)
 		next := c.clk.Now().Add(d)
 		c.setStatus(func(s *Status) {
-			s.State = StateReconnecting
+			s.State = source.StateReconnecting
 			s.Err = err.Error()
 			s.NextRetry = next
 			s.Attempt = attempt
@@ -373,10 +373,10 @@ func permanent(err error) bool {
 
 // refused records a refusal that waits for the user.
 func (c *Client) refused(err error) {
-	st := StateAuthFailed
+	st := source.StateAuthFailed
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
-		st = StateConfigError
+		st = source.StateConfigError
 	}
 	c.log.Warn("API server refused Herald; waiting for a new key or a reconnect", "err", err)
 	c.setStatus(func(s *Status) { s.State = st; s.Err = err.Error(); s.NextRetry = time.Time{} })
@@ -385,7 +385,7 @@ func (c *Client) refused(err error) {
 // markOK records that a request went through: a retry wait or a refused
 // key is over. (The probe loop owns the connecting state.)
 func (c *Client) markOK() {
-	recovering := func(st State) bool { return st == StateReconnecting || st == StateAuthFailed }
+	recovering := func(st source.State) bool { return st == source.StateReconnecting || st == source.StateAuthFailed }
 	c.mu.Lock()
 	st := c.status.State
 	c.mu.Unlock()
@@ -396,7 +396,7 @@ func (c *Client) markOK() {
 		if !recovering(s.State) {
 			return
 		}
-		s.State, s.Err, s.NextRetry, s.Attempt = StateConnected, "", time.Time{}, 0
+		s.State, s.Err, s.NextRetry, s.Attempt = source.StateConnected, "", time.Time{}, 0
 		if s.ConnectedAt.IsZero() {
 			s.ConnectedAt = c.clk.Now()
 		}
@@ -429,8 +429,8 @@ func (c *Client) sleep(ctx context.Context, d time.Duration, why string, attempt
 	defer t.Stop()
 	next := c.clk.Now().Add(d)
 	c.setStatus(func(s *Status) {
-		if s.State != StateAuthFailed && s.State != StateConfigError {
-			s.State = StateReconnecting
+		if s.State != source.StateAuthFailed && s.State != source.StateConfigError {
+			s.State = source.StateReconnecting
 		}
 		s.Err, s.NextRetry, s.Attempt = why, next, attempt
 	})

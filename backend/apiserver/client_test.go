@@ -16,6 +16,7 @@ import (
 	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/apiservertest"
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -136,7 +137,7 @@ func TestApprovalNotPending(t *testing.T) {
 			}
 			if err := h.client.RespondApproval(ctxT(t), run, "approve", ""); err == nil {
 				t.Fatal("an alias choice was sent")
-			} else if ce := (*apiserver.ChoiceError)(nil); !errors.As(err, &ce) {
+			} else if ce := (*source.ChoiceError)(nil); !errors.As(err, &ce) {
 				t.Fatalf("alias choice: %v", err)
 			}
 			for _, a := range h.srv.Approvals() {
@@ -359,7 +360,7 @@ func TestErrors(t *testing.T) {
 		const wrong = "wrong-key-that-is-long-enough"
 		h := start(t, apiservertest.SingleConsumer, setup{noRun: true, client: func(c *apiserver.Config) { c.Key = wrong }})
 		h.run()
-		st := h.rec.waitState(t, apiserver.StateAuthFailed)
+		st := h.rec.waitState(t, source.StateAuthFailed)
 		if !strings.Contains(st.Err, "API_SERVER_KEY") || strings.Contains(st.Err, wrong) {
 			t.Errorf("status error %q", st.Err)
 		}
@@ -375,7 +376,7 @@ func TestErrors(t *testing.T) {
 			t.Error("a run started with a wrong key")
 		}
 		h.client.SetKey(h.srv.Key())
-		h.rec.waitState(t, apiserver.StateConnected)
+		h.rec.waitState(t, source.StateConnected)
 		if _, err := h.client.StartRun(ctxT(t), apiserver.RunRequest{Input: "hello"}); err != nil {
 			t.Fatalf("after SetKey: %v", err)
 		}
@@ -633,7 +634,7 @@ func TestNotAnAPIServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- c.Run(ctx) }()
-	st := rec.waitState(t, apiserver.StateConfigError)
+	st := rec.waitState(t, source.StateConfigError)
 	if !strings.Contains(st.Err, "8642") {
 		t.Errorf("error %q", st.Err)
 	}

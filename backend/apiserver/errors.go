@@ -142,9 +142,6 @@ func (e *ApprovalNotPendingError) Error() string {
 // Is matches ErrApprovalNotPending.
 func (e *ApprovalNotPendingError) Is(target error) bool { return target == ErrApprovalNotPending }
 
-// ChoiceError is returned for an approval choice Hermes does not accept.
-type ChoiceError = source.ChoiceError
-
 // ConfigError is a configuration problem found before talking to Hermes.
 type ConfigError struct {
 	// Msg says what is wrong and how to fix it.

@@ -11,6 +11,7 @@ import (
 	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/apiservertest"
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 	"github.com/herald-desktop/herald/backend/wire"
 )
@@ -124,7 +125,7 @@ func (r *recorder) waitRun(t testing.TB, run, what string, cond func(apiserver.R
 }
 
 // waitState waits until the latest status is st.
-func (r *recorder) waitState(t testing.TB, st apiserver.State) apiserver.Status {
+func (r *recorder) waitState(t testing.TB, st source.State) apiserver.Status {
 	t.Helper()
 	var got apiserver.Status
 	r.waitFor(t, string(st), func(_ []wire.Event, sts []apiserver.Status) bool {
@@ -185,7 +186,7 @@ func start(t testing.TB, d apiservertest.Dialect, s setup) *harness {
 	}
 	cfg.OnStatus = func(st apiserver.Status) {
 		h.rec.onStatus(st)
-		if st.State == apiserver.StateReconnecting && !h.manual.Load() {
+		if st.State == source.StateReconnecting && !h.manual.Load() {
 			if d := st.NextRetry.Sub(h.clk.Now()); d > 0 {
 				h.clk.Advance(d)
 			}
@@ -215,7 +216,7 @@ func start(t testing.TB, d apiservertest.Dialect, s setup) *harness {
 	})
 	if !s.noRun {
 		h.run()
-		h.rec.waitState(t, apiserver.StateConnected)
+		h.rec.waitState(t, source.StateConnected)
 	}
 	return h
 }

@@ -10,20 +10,6 @@ import (
 // Kind is the transport's name in settings, flags and Status.Kind.
 const Kind source.Kind = "api"
 
-// State is the client's connection state, in the contract's terms.
-type State = source.State
-
-// States a client moves through.
-const (
-	StateIdle         = source.StateIdle         // not started
-	StateConnecting   = source.StateConnecting   // probing /health and /v1/capabilities
-	StateConnected    = source.StateConnected    // the last request succeeded
-	StateReconnecting = source.StateReconnecting // waiting out a backoff or Retry-After delay
-	StateAuthFailed   = source.StateAuthFailed   // key refused; waits for SetKey or ReconnectNow
-	StateConfigError  = source.StateConfigError  // refused for a reason retrying cannot fix
-	StateStopped      = source.StateStopped      // Run returned
-)
-
 // Run follow modes.
 const (
 	// ModeStarting: the run is followed but no stream was opened yet.
@@ -44,7 +30,11 @@ const (
 // what /health reported; MayHaveMissedEvents is set while a listed run
 // lost its live stream without a way to resume it, so its events since
 // are known only through polled status), what the server supports, and
-// the followed runs.
+// the followed runs. Its State is connecting while /health and
+// /v1/capabilities are probed, connected while the last request
+// succeeded, reconnecting through a backoff or Retry-After delay and
+// auth_failed when the key is refused (until SetKey or ReconnectNow); an
+// API server never syncs.
 type Status struct {
 	source.Status
 	// Features is what /v1/capabilities advertised.

@@ -10,6 +10,7 @@ import (
 	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/hermespeer"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -18,7 +19,7 @@ func neverConnected(t *testing.T, rec *recorder) {
 	t.Helper()
 	_, sts := rec.snapshot()
 	for i, s := range sts {
-		if s.State == apiserver.StateConnected {
+		if s.State == source.StateConnected {
 			t.Fatalf("status %d of %d is connected with a refused key: %+v", i+1, len(sts), s)
 		}
 	}
@@ -62,7 +63,7 @@ func TestRefusedKeyIsNeverConnected(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, rec := runClient(t, srv.URL, "wrong-key-0123456789")
-	rec.waitState(t, apiserver.StateAuthFailed)
+	rec.waitState(t, source.StateAuthFailed)
 	// A probe from elsewhere (the window's "test connection"): its keyless
 	// /health succeeds, its keyed call is refused.
 	if _, err := c.Probe(context.Background()); !errors.Is(err, apiserver.ErrUnauthorized) {
@@ -73,7 +74,7 @@ func TestRefusedKeyIsNeverConnected(t *testing.T) {
 	rec.waitFor(t, "a second refusal", func(_ []wire.Event, sts []apiserver.Status) bool {
 		n := 0
 		for _, s := range sts {
-			if s.State == apiserver.StateAuthFailed {
+			if s.State == source.StateAuthFailed {
 				n++
 			}
 		}
@@ -81,7 +82,7 @@ func TestRefusedKeyIsNeverConnected(t *testing.T) {
 	})
 	neverConnected(t, rec)
 	c.SetKey("right-key-0123456789")
-	rec.waitState(t, apiserver.StateConnected)
+	rec.waitState(t, source.StateConnected)
 }
 
 // TestRefusedKeyRealServer: the same against the real Hermes API server.
@@ -92,10 +93,10 @@ func TestRefusedKeyRealServer(t *testing.T) {
 			t.Parallel()
 			p := hermespeer.Start(t, hermespeer.API, v)
 			c, rec := runClient(t, p.URL, "wrong-key-0123456789abcdef")
-			rec.waitState(t, apiserver.StateAuthFailed)
+			rec.waitState(t, source.StateAuthFailed)
 			neverConnected(t, rec)
 			c.SetKey(p.Secret)
-			rec.waitState(t, apiserver.StateConnected)
+			rec.waitState(t, source.StateConnected)
 		})
 	}
 }

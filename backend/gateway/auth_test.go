@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // TestGatedModeMintsATicketPerDial: password sign-in sets cookies, and
@@ -17,7 +18,7 @@ func TestGatedModeMintsATicketPerDial(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, Password: "s3cret-pass"})
 	defer srv.Close()
 	h := start(t, srv, func(c *Config) { c.Token = ""; c.Password = "s3cret-pass" })
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	info, err := h.client.Probe(ctxT(t))
 	if err != nil || !info.AuthRequired {
 		t.Fatalf("probe = %+v, %v; want auth_required", info, err)
@@ -61,7 +62,7 @@ func TestWrongPasswordIsAnAuthState(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, Password: "right"})
 	defer srv.Close()
 	h := start(t, srv, func(c *Config) { c.Token = ""; c.Password = "wrong" })
-	st := h.rec.waitState(t, StateAuthFailed)
+	st := h.rec.waitState(t, source.StateAuthFailed)
 	if !strings.Contains(st.Err, "refused the password") {
 		t.Fatalf("error %q does not tell the user the password was refused", st.Err)
 	}
@@ -75,7 +76,7 @@ func TestNoPasswordForGatedGateway(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, Password: "right"})
 	defer srv.Close()
 	h := start(t, srv, func(c *Config) { c.Token = "" })
-	st := h.rec.waitState(t, StateAuthFailed)
+	st := h.rec.waitState(t, source.StateAuthFailed)
 	if !strings.Contains(st.Err, "requires sign-in") {
 		t.Fatalf("error %q", st.Err)
 	}
@@ -87,32 +88,32 @@ func TestCloseCodesStopRetrying(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		code  int
-		state State
+		state source.State
 		say   string
 	}{
-		{4401, StateAuthFailed, "sign in again"},
-		{4403, StateConfigError, "refused this client"},
+		{4401, source.StateAuthFailed, "sign in again"},
+		{4403, source.StateConfigError, "refused this client"},
 	} {
 		t.Run(strings.ToLower(string(tc.state)), func(t *testing.T) {
 			t.Parallel()
 			srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 			defer srv.Close()
 			h := start(t, srv, nil)
-			h.rec.waitState(t, StateConnected)
+			h.rec.waitState(t, source.StateConnected)
 			srv.CloseAll(tc.code, "")
 			st := h.rec.waitState(t, tc.state)
 			if !strings.Contains(st.Err, tc.say) {
 				t.Fatalf("error %q, want it to say %q", st.Err, tc.say)
 			}
 			for i := 0; i < 20; i++ {
-				h.clk.Advance(Backoff{}.WithDefaults().Cap)
+				h.clk.Advance(source.Backoff{}.WithDefaults().Cap)
 			}
 			if d := srv.Dials(); d != 1 {
 				t.Fatalf("%d dials after close %d, want 1 (no retry storm)", d, tc.code)
 			}
 			m := h.rec.mark()
 			h.client.ReconnectNow() // the user's explicit retry
-			h.rec.waitStateAfter(t, m, StateConnected)
+			h.rec.waitStateAfter(t, m, source.StateConnected)
 		})
 	}
 }
@@ -126,7 +127,7 @@ func TestUpgradeHeaders(t *testing.T) {
 	h := start(t, srv, func(c *Config) {
 		c.Header = http.Header{"X-Proxy-Auth": {"abc"}, "Origin": {"http://evil.example"}}
 	})
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ups := srv.UpgradeHeaders()
 	if o := ups[0].Get("Origin"); o != "" {
 		t.Fatalf("sent Origin %q", o)
@@ -149,7 +150,7 @@ func TestTLSVerification(t *testing.T) {
 		t.Parallel()
 		h := start(t, srv, nil)
 		h.manual.Store(true)
-		st := h.rec.waitState(t, StateReconnecting)
+		st := h.rec.waitState(t, source.StateReconnecting)
 		if !strings.Contains(st.Err, "not trusted") || !strings.Contains(st.Err, "CA") {
 			t.Fatalf("error %q does not explain the untrusted certificate", st.Err)
 		}
@@ -159,7 +160,7 @@ func TestTLSVerification(t *testing.T) {
 		pool := x509.NewCertPool()
 		pool.AddCert(srv.Certificate())
 		h := start(t, srv, func(c *Config) { c.RootCAs = pool })
-		h.rec.waitState(t, StateConnected)
+		h.rec.waitState(t, source.StateConnected)
 		ref, err := h.client.CreateSession(ctxT(t), nil)
 		if err != nil || ref.ID == "" {
 			t.Fatalf("session over wss: %+v %v", ref, err)
@@ -175,10 +176,10 @@ func TestReconnectNowSkipsBackoff(t *testing.T) {
 	defer srv.Close()
 	h := start(t, srv, nil)
 	h.manual.Store(true)
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	m := h.rec.mark()
 	srv.Kick()
-	st := h.rec.waitStateAfter(t, m, StateReconnecting)
+	st := h.rec.waitStateAfter(t, m, source.StateReconnecting)
 	if st.NextRetry.IsZero() {
 		t.Fatal("reconnecting without a retry time")
 	}
@@ -197,12 +198,12 @@ func TestBackoffResetsAfterAStableMinute(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Legacy})
 	defer srv.Close()
 	h := start(t, srv, nil)
-	h.rec.waitState(t, StateConnected)
-	var last Status
+	h.rec.waitState(t, source.StateConnected)
+	var last source.Status
 	for i := 1; i <= 3; i++ {
 		m := h.rec.mark()
 		srv.Kick()
-		last = h.rec.waitStateAfter(t, m, StateReconnecting)
+		last = h.rec.waitStateAfter(t, m, source.StateReconnecting)
 		h.rec.waitReconnected(t, m)
 		if last.Attempt != i {
 			t.Fatalf("drop %d: attempt %d", i, last.Attempt)
@@ -215,7 +216,7 @@ func TestBackoffResetsAfterAStableMinute(t *testing.T) {
 	}
 	m := h.rec.mark()
 	srv.Kick()
-	last = h.rec.waitStateAfter(t, m, StateReconnecting)
+	last = h.rec.waitStateAfter(t, m, source.StateReconnecting)
 	if last.Attempt != 1 {
 		t.Fatalf("after a stable minute the attempt is %d, want 1", last.Attempt)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -70,8 +71,8 @@ func BenchmarkLoopbackLatency(b *testing.B) {
 				got <- time.Now()
 			}
 		},
-		OnStatus: func(s Status) {
-			if s.State == StateConnected {
+		OnStatus: func(s source.Status) {
+			if s.State == source.StateConnected {
 				select {
 				case connected <- struct{}{}:
 				default:

@@ -33,17 +33,6 @@ import (
 // 0.21.2 look exactly like 0.20.6 from outside), following still
 // loses nothing, Herald only warns more than it needs to.
 
-// Delivery says to whom a gateway sends a session's events (the
-// contract's, package source).
-type Delivery = source.Delivery
-
-// Deliveries.
-const (
-	DeliveryUnknown   = source.DeliveryUnknown
-	DeliveryOneClient = source.DeliveryOneClient
-	DeliveryFanOut    = source.DeliveryFanOut
-)
-
 // readyInfo is what gateway.ready's payload says about the gateway.
 type readyInfo struct {
 	ReplayEpoch   string          `json:"replay_epoch"`
@@ -205,17 +194,17 @@ func (c *Client) requestAnswer(ctx context.Context, id string, result any) (bool
 
 // publishFeatures puts both feature sets into the status.
 func (c *Client) publishFeatures() {
-	c.setStatus(func(s *Status) { s.Features = c.featureStatusLocked() })
+	c.setStatus(func(s *source.Status) { s.Features = c.featureStatusLocked() })
 }
 
 // featureStatusLocked is called by setStatus's fn with c.mu held.
-func (c *Client) featureStatusLocked() FeatureStatus {
+func (c *Client) featureStatusLocked() source.FeatureStatus {
 	f, cf := c.feat, c.cf
-	d := DeliveryOneClient
+	d := source.DeliveryOneClient
 	if cf.fanOut() {
-		d = DeliveryFanOut
+		d = source.DeliveryFanOut
 	}
-	return FeatureStatus{
+	return source.FeatureStatus{
 		Ping: f.ping == yes, Capabilities: f.capabilities == yes, Replay: f.replay == yes, ServerRequests: f.serverRequests,
 		Delivery: d, DeliveryText: d.Describe(), DeliveryEvidence: cf.fanOutEvidence(),
 		ApprovalPending: cf.approvalPending == yes, RequestAnswer: cf.requestAnswer == yes,

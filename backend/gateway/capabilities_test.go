@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -17,9 +18,9 @@ import (
 // outside) for one client at a time.
 func TestDeliveryIsDecidedFromWhatTheGatewayShows(t *testing.T) {
 	t.Parallel()
-	want := map[hermestest.Dialect]Delivery{
-		hermestest.Legacy: DeliveryOneClient, hermestest.Replay: DeliveryOneClient, hermestest.FanOut: DeliveryOneClient,
-		hermestest.Modern: DeliveryOneClient, hermestest.Requests: DeliveryFanOut,
+	want := map[hermestest.Dialect]source.Delivery{
+		hermestest.Legacy: source.DeliveryOneClient, hermestest.Replay: source.DeliveryOneClient, hermestest.FanOut: source.DeliveryOneClient,
+		hermestest.Modern: source.DeliveryOneClient, hermestest.Requests: source.DeliveryFanOut,
 	}
 	for _, d := range hermestest.Dialects {
 		t.Run(d.String(), func(t *testing.T) {
@@ -27,9 +28,9 @@ func TestDeliveryIsDecidedFromWhatTheGatewayShows(t *testing.T) {
 			srv := hermestest.NewServer(hermestest.Options{Dialect: d})
 			defer srv.Close()
 			h := start(t, srv, func(c *Config) { c.DiscoveryInterval = -1 })
-			st := h.rec.waitState(t, StateConnected)
+			st := h.rec.waitState(t, source.StateConnected)
 			f := st.Features
-			if f.Delivery != want[d] || h.client.FanOut() != (want[d] == DeliveryFanOut) {
+			if f.Delivery != want[d] || h.client.FanOut() != (want[d] == source.DeliveryFanOut) {
 				t.Fatalf("delivery %q (%s), want %q", f.Delivery, f.DeliveryEvidence, want[d])
 			}
 			if f.DeliveryText == "" || strings.Contains(f.DeliveryText, "0.") {
@@ -53,14 +54,14 @@ func TestRequestAnswerSaysExpired(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Requests})
 	defer srv.Close()
 	h := start(t, srv, func(c *Config) { c.DiscoveryInterval = -1 })
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref, err := h.client.CreateSession(ctxT(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id1, done1, _ := srv.RequestApproval(ref.ID, hermestest.ApprovalSpec{Command: "rm -rf /a"})
 	id2, _, _ := srv.RequestApproval(ref.ID, hermestest.ApprovalSpec{Command: "rm -rf /b"})
-	h.rec.waitFor(t, "both requests", func(evs []wire.Event, _ []Status) bool {
+	h.rec.waitFor(t, "both requests", func(evs []wire.Event, _ []source.Status) bool {
 		n := 0
 		for _, ev := range evs {
 			if ev.Kind == wire.ApprovalServerRequest {
@@ -98,7 +99,7 @@ func TestFanOutNeverErrorsAServerRequestItDoesNotServe(t *testing.T) {
 			srv := hermestest.NewServer(hermestest.Options{Dialect: d})
 			defer srv.Close()
 			h := start(t, srv, func(c *Config) { c.DiscoveryInterval = -1 })
-			h.rec.waitState(t, StateConnected)
+			h.rec.waitState(t, source.StateConnected)
 			ref, _ := h.client.CreateSession(ctxT(t), nil)
 			id, err := srv.SendServerRequest(ref.ID, "preview.open", nil)
 			if err != nil {
@@ -128,7 +129,7 @@ func TestSilentDetachIsReattachedAndReplayed(t *testing.T) {
 			srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Requests, SilentOverflow: silent})
 			defer srv.Close()
 			h := start(t, srv, func(c *Config) { c.DiscoveryInterval = -1 })
-			h.rec.waitState(t, StateConnected)
+			h.rec.waitState(t, source.StateConnected)
 			ref, err := h.client.CreateSession(ctxT(t), nil)
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/netfault"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -108,7 +109,7 @@ func chaosRound(t *testing.T, seed uint64, fault chaosFault) {
 	// Stop the client before the proxy and gateway close (defers run
 	// before t.Cleanup).
 	defer h.stop()
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref := h.session(t)
 	base := len(kinds(h, wire.MessageDelta))
 
@@ -132,7 +133,7 @@ func chaosRound(t *testing.T, seed uint64, fault chaosFault) {
 			h.clk.BlockUntil(1) // the heartbeat ticker is armed
 			h.clk.Advance(35 * time.Second)
 			h.clk.Advance(10 * time.Second) // 45 s of silence in all
-			st := h.rec.waitStateAfter(t, m, StateReconnecting)
+			st := h.rec.waitStateAfter(t, m, source.StateReconnecting)
 			if st.Err == "" {
 				t.Fatalf("stall reported with no reason: %+v", st)
 			}
@@ -151,7 +152,7 @@ func chaosRound(t *testing.T, seed uint64, fault chaosFault) {
 		}
 	}
 	last := strconv.Itoa(n - 1)
-	h.rec.waitFor(t, "the last delta", func(evs []wire.Event, _ []Status) bool {
+	h.rec.waitFor(t, "the last delta", func(evs []wire.Event, _ []source.Status) bool {
 		for i := len(evs) - 1; i >= 0; i-- {
 			if evs[i].Kind == wire.MessageDelta && evs[i].Data.(*wire.DeltaPayload).Text == last {
 				return true
@@ -159,7 +160,7 @@ func chaosRound(t *testing.T, seed uint64, fault chaosFault) {
 		}
 		return false
 	})
-	h.rec.waitFor(t, "every approval", func(evs []wire.Event, _ []Status) bool {
+	h.rec.waitFor(t, "every approval", func(evs []wire.Event, _ []source.Status) bool {
 		return len(approvals(evs)) >= len(wantIDs)
 	})
 
@@ -266,7 +267,7 @@ func injectFault(t *testing.T, h *harness, px *netfault.Proxy, rng *rand.Rand, f
 		// Let what is already on the wire arrive, so the silence starts
 		// now on the fake clock; then freeze mid-burst. Frames emitted
 		// while frozen sit in the proxy and die with the link.
-		h.rec.waitFor(t, "the burst so far", func(evs []wire.Event, _ []Status) bool {
+		h.rec.waitFor(t, "the burst so far", func(evs []wire.Event, _ []source.Status) bool {
 			return len(deltas(h)) >= emitted && len(approvals(evs)) >= approvalsSoFar
 		})
 		h.waitHeard(t)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -56,7 +57,7 @@ func dropRun(t *testing.T, seed uint64) error {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 	defer srv.Close()
 	h := start(t, srv, nil)
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref, err := h.client.CreateSession(ctxT(t), nil)
 	if err != nil {
 		return err
@@ -101,7 +102,7 @@ func dropRun(t *testing.T, seed uint64) error {
 		}
 	}
 	// Wait for every delta, then check the whole stream.
-	h.rec.waitFor(t, "all deltas", func(evs []wire.Event, _ []Status) bool {
+	h.rec.waitFor(t, "all deltas", func(evs []wire.Event, _ []source.Status) bool {
 		n := 0
 		for _, e := range evs {
 			if e.Kind == wire.MessageDelta {
@@ -112,7 +113,7 @@ func dropRun(t *testing.T, seed uint64) error {
 		}
 		return n > 0
 	})
-	h.rec.waitFor(t, "all approvals", func(evs []wire.Event, _ []Status) bool {
+	h.rec.waitFor(t, "all approvals", func(evs []wire.Event, _ []source.Status) bool {
 		return len(approvals(evs)) >= len(wantApprovals)
 	})
 	evs, _ := h.rec.snapshot()

@@ -72,7 +72,7 @@ type Config struct {
 	// Clock drives backoff, heartbeats and time stamps (default: real).
 	Clock clock.Clock
 	// Backoff tunes reconnect delays.
-	Backoff Backoff
+	Backoff source.Backoff
 	// Rand returns uniform numbers in [0,1) for jitter (default math/rand).
 	Rand func() float64
 	// Logger receives diagnostics; secrets are never logged.
@@ -84,10 +84,10 @@ type Config struct {
 	OnEvent func(wire.Event)
 	// OnStatus receives every status change, from the client's goroutines.
 	// It must not block.
-	OnStatus func(Status)
+	OnStatus func(source.Status)
 	// OnDiscovery receives every listing of the gateway's live sessions
 	// (see discovery.go). It must not block.
-	OnDiscovery func(Discovery)
+	OnDiscovery func(source.Discovery)
 	// DiscoveryInterval is how often the live sessions are listed
 	// (default DiscoveryInterval; negative: never).
 	DiscoveryInterval time.Duration
@@ -110,7 +110,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	conn     *conn
-	status   Status
+	status   source.Status
 	sessions map[string]*session // by live session id
 	epoch    string
 	hasEpoch bool
@@ -203,7 +203,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.out = source.NewBoundedEventQueue(cfg.Queue, c.log)
 	c.auth = newAuthState(c)
-	c.status = Status{Gateway: name, Kind: string(Kind), State: StateIdle}
+	c.status = source.Status{Gateway: name, Kind: string(Kind), State: source.StateIdle}
 	return c, nil
 }
 
@@ -247,7 +247,7 @@ func (c *Client) Run(ctx context.Context) error {
 	defer func() {
 		c.out.Close()
 		<-delivered
-		c.setStatus(func(s *Status) { s.State = StateStopped; s.NextRetry = time.Time{} })
+		c.setStatus(func(s *source.Status) { s.State = source.StateStopped; s.NextRetry = time.Time{} })
 	}()
 
 	attempt := 0
@@ -255,7 +255,11 @@ func (c *Client) Run(ctx context.Context) error {
 	// retries are quick while it is young (a restart), slower after.
 	var outage time.Time
 	for ctx.Err() == nil {
-		c.setStatus(func(s *Status) { s.State = StateConnecting; s.Attempt = attempt; s.NextRetry = time.Time{} })
+		c.setStatus(func(s *source.Status) {
+			s.State = source.StateConnecting
+			s.Attempt = attempt
+			s.NextRetry = time.Time{}
+		})
 		connectedAt, err := c.connectOnce(ctx)
 		if ctx.Err() != nil {
 			break
@@ -271,8 +275,8 @@ func (c *Client) Run(ctx context.Context) error {
 			// The link was fine before the sleep: redial now, no backoff.
 			c.log.Info("wall clock jumped; redialing at once", "jump", we.jump)
 			attempt, outage = 0, time.Time{}
-			c.setStatus(func(s *Status) {
-				s.State = StateReconnecting
+			c.setStatus(func(s *source.Status) {
+				s.State = source.StateReconnecting
 				s.Err = err.Error()
 				s.NextRetry = c.clk.Now()
 				s.Attempt = 0
@@ -280,13 +284,13 @@ func (c *Client) Run(ctx context.Context) error {
 			continue
 		}
 		if isPermanent(err) {
-			st := StateAuthFailed
+			st := source.StateAuthFailed
 			var ce *ConfigError
 			if errors.As(err, &ce) {
-				st = StateConfigError
+				st = source.StateConfigError
 			}
 			c.log.Warn("gateway refused Herald; not retrying until asked", "err", err)
-			c.setStatus(func(s *Status) { s.State = st; s.Err = err.Error(); s.NextRetry = time.Time{} })
+			c.setStatus(func(s *source.Status) { s.State = st; s.Err = err.Error(); s.NextRetry = time.Time{} })
 			select {
 			case <-ctx.Done():
 			case <-c.kick:
@@ -305,7 +309,12 @@ func (c *Client) Run(ctx context.Context) error {
 		// Arm the timer before announcing the wait, so an observer that
 		// reacts to the status (a test's fake clock) finds it armed.
 		t := c.clk.NewTimer(d)
-		c.setStatus(func(s *Status) { s.State = StateReconnecting; s.Err = msg; s.NextRetry = next; s.Attempt = attempt })
+		c.setStatus(func(s *source.Status) {
+			s.State = source.StateReconnecting
+			s.Err = msg
+			s.NextRetry = next
+			s.Attempt = attempt
+		})
 		select {
 		case <-ctx.Done():
 		case <-t.C():
@@ -362,8 +371,8 @@ func (c *Client) connectOnce(ctx context.Context) (connectedAt time.Time, err er
 		c.mu.Unlock()
 	}()
 
-	c.setStatus(func(s *Status) {
-		s.State = StateSyncing
+	c.setStatus(func(s *source.Status) {
+		s.State = source.StateSyncing
 		s.Err = ""
 		s.NextRetry = time.Time{}
 		s.ConnectedAt = connectedAt
@@ -376,7 +385,7 @@ func (c *Client) connectOnce(ctx context.Context) (connectedAt time.Time, err er
 		return connectedAt, cn.reason()
 	default:
 	}
-	c.setStatus(func(s *Status) { s.State = StateConnected })
+	c.setStatus(func(s *source.Status) { s.State = source.StateConnected })
 	if c.pollDue(c.clk.Now(), true) {
 		c.wakeHeartbeat() // it sleeps until the next listing too
 		go c.poll(ctx, cn)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -49,7 +50,7 @@ func TestApproveAndDeny(t *testing.T) {
 				srv := hermestest.NewServer(hermestest.Options{Dialect: d})
 				defer srv.Close()
 				h := start(t, srv, nil)
-				h.rec.waitState(t, StateConnected)
+				h.rec.waitState(t, source.StateConnected)
 
 				ref, err := h.client.CreateSession(ctxT(t), nil)
 				if err != nil {
@@ -59,7 +60,7 @@ func TestApproveAndDeny(t *testing.T) {
 					t.Fatal(err)
 				}
 				var ev wire.Event
-				h.rec.waitFor(t, "approval", func(evs []wire.Event, _ []Status) bool {
+				h.rec.waitFor(t, "approval", func(evs []wire.Event, _ []source.Status) bool {
 					a := approvals(evs)
 					if len(a) > 0 {
 						ev = a[0]
@@ -107,7 +108,7 @@ func TestBadTokenStopsWithoutRetryStorm(t *testing.T) {
 			srv := hermestest.NewServer(hermestest.Options{Dialect: d})
 			defer srv.Close()
 			h := start(t, srv, func(c *Config) { c.Token = "WRONG" })
-			st := h.rec.waitState(t, StateAuthFailed)
+			st := h.rec.waitState(t, source.StateAuthFailed)
 			if st.Err == "" {
 				t.Fatal("auth failure has no message for the user")
 			}
@@ -118,7 +119,7 @@ func TestBadTokenStopsWithoutRetryStorm(t *testing.T) {
 			_, sts := h.rec.snapshot()
 			connecting := 0
 			for _, s := range sts {
-				if s.State == StateConnecting {
+				if s.State == source.StateConnecting {
 					connecting++
 				}
 			}
@@ -134,7 +135,7 @@ func TestBadTokenStopsWithoutRetryStorm(t *testing.T) {
 			}
 			// A fixed token and "reconnect now" recover.
 			h.client.SetCredentials(srv.Token(), "", "")
-			h.rec.waitState(t, StateConnected)
+			h.rec.waitState(t, source.StateConnected)
 		})
 	}
 }
@@ -145,7 +146,7 @@ func TestUnknownEventsPassThrough(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 	defer srv.Close()
 	h := start(t, srv, nil)
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref, err := h.client.CreateSession(ctxT(t), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -85,11 +86,11 @@ func clip(s string, n int) string {
 	return strings.ToValidUTF8(s, "")
 }
 
-func (r activeRow) live() (LiveSession, bool) {
+func (r activeRow) live() (source.LiveSession, bool) {
 	if r.ID == "" || len(r.ID) > maxIDLen || len(r.Key) > maxIDLen {
-		return LiveSession{}, false
+		return source.LiveSession{}, false
 	}
-	l := LiveSession{
+	l := source.LiveSession{
 		ID: clip(r.ID, maxIDLen), Key: clip(r.Key, maxIDLen), Title: clip(r.Title, maxTitleLen),
 		Status: clip(r.Status, 20), Preview: clip(r.Preview, maxPreviewLen), MessageCount: max(r.MessageCount, 0),
 	}
@@ -100,7 +101,7 @@ func (r activeRow) live() (LiveSession, bool) {
 }
 
 // ListSessions asks the gateway for its live sessions now.
-func (c *Client) ListSessions(ctx context.Context) ([]LiveSession, error) {
+func (c *Client) ListSessions(ctx context.Context) ([]source.LiveSession, error) {
 	cn := c.current()
 	if cn == nil {
 		return nil, ErrNotConnected
@@ -113,11 +114,11 @@ func (c *Client) ListSessions(ctx context.Context) ([]LiveSession, error) {
 }
 
 // LastDiscovery returns the latest listing (zero before the first).
-func (c *Client) LastDiscovery() Discovery {
+func (c *Client) LastDiscovery() source.Discovery {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.disc.last
-	d.Sessions = append([]LiveSession(nil), d.Sessions...)
+	d.Sessions = append([]source.LiveSession(nil), d.Sessions...)
 	return d
 }
 
@@ -125,7 +126,7 @@ func (c *Client) LastDiscovery() Discovery {
 type discovery struct {
 	polling  bool
 	lastPoll time.Time
-	last     Discovery
+	last     source.Discovery
 	// resuming counts the session.resume calls in flight by stored id.
 	// A listing the gateway made after such a resume can be read before
 	// the resume's answer: the session is Herald's already, never one
@@ -217,7 +218,7 @@ func (c *Client) discoveryWake(now time.Time) (time.Duration, bool) {
 }
 
 // poll lists the live sessions once, updates ownership and reports.
-func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
+func (c *Client) poll(ctx context.Context, cn *conn) source.Discovery {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	raw, err := cn.call(cctx, "session.active_list", map[string]any{})
@@ -234,9 +235,9 @@ func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
 		defer c.heard()
 	}
 	now := c.clk.Now()
-	d := Discovery{Gateway: c.name, At: now, Delivery: DeliveryOneClient}
+	d := source.Discovery{Gateway: c.name, At: now, Delivery: source.DeliveryOneClient}
 	if c.FanOut() {
-		d.Delivery = DeliveryFanOut
+		d.Delivery = source.DeliveryFanOut
 	}
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrNotConnected) {
@@ -312,8 +313,8 @@ func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
 		} else if moved {
 			s.elsewhere = true
 			s.quietSince = time.Time{}
-			p, _ := json.Marshal(ElsewherePayload{Key: s.stored, Title: row.Title, Reason: "the session moved on (" + clip(row.Preview, 80) + ") but none of its events reached Herald: another client resumed it or submitted to it, and Hermes sends a session's events to one client only"})
-			ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: EventElsewhere, Payload: p, ReceivedAt: now}
+			p, _ := json.Marshal(source.ElsewherePayload{Key: s.stored, Title: row.Title, Reason: "the session moved on (" + clip(row.Preview, 80) + ") but none of its events reached Herald: another client resumed it or submitted to it, and Hermes sends a session's events to one client only"})
+			ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: source.EventElsewhere, Payload: p, ReceivedAt: now}
 			lost = append(lost, ev)
 		}
 		row.Elsewhere = s.elsewhere
@@ -337,11 +338,11 @@ func (c *Client) poll(ctx context.Context, cn *conn) Discovery {
 
 // movedOn reports whether a session made progress between two listings
 // in a way that sends events to its consumer.
-func movedOn(prev, now LiveSession) bool {
+func movedOn(prev, now source.LiveSession) bool {
 	return now.MessageCount != prev.MessageCount || now.Preview != prev.Preview
 }
 
-func (c *Client) report(d Discovery) {
+func (c *Client) report(d source.Discovery) {
 	if c.cfg.OnDiscovery != nil {
 		c.cfg.OnDiscovery(d)
 	}
@@ -385,8 +386,8 @@ func (c *Client) markElsewhere(sessionID, reason string) {
 		return
 	}
 	s.elsewhere = true
-	p, _ := json.Marshal(ElsewherePayload{Key: s.stored, Reason: reason})
-	ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: EventElsewhere, Payload: p, ReceivedAt: c.clk.Now()}
+	p, _ := json.Marshal(source.ElsewherePayload{Key: s.stored, Reason: reason})
+	ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: source.EventElsewhere, Payload: p, ReceivedAt: c.clk.Now()}
 	c.mu.Unlock()
 	c.dispatch(ev)
 }
@@ -514,6 +515,6 @@ func (c *Client) reattach(ctx context.Context, cn *conn, list []*session) {
 		}
 	}
 	if missed != "" {
-		c.setStatus(func(st *Status) { st.MayHaveMissedEvents, st.MissedReason = true, missed })
+		c.setStatus(func(st *source.Status) { st.MayHaveMissedEvents, st.MissedReason = true, missed })
 	}
 }

@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
 // discoveries records what OnDiscovery reports.
 type discoveries struct {
 	mu   sync.Mutex
-	list []Discovery
+	list []source.Discovery
 	rec  *recorder
 }
 
-func (d *discoveries) on(x Discovery) {
+func (d *discoveries) on(x source.Discovery) {
 	d.mu.Lock()
 	d.list = append(d.list, x)
 	d.mu.Unlock()
@@ -30,7 +31,7 @@ func (d *discoveries) n() int {
 	return len(d.list)
 }
 
-func (d *discoveries) last() Discovery {
+func (d *discoveries) last() source.Discovery {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.list[len(d.list)-1]
@@ -42,8 +43,8 @@ func startDisc(t *testing.T, srv *hermestest.Server) (*harness, *discoveries) {
 	d := &discoveries{}
 	h := start(t, srv, func(c *Config) { c.OnDiscovery = d.on; c.DiscoveryInterval = fastDiscovery })
 	d.rec = h.rec
-	h.rec.waitState(t, StateConnected)
-	h.rec.waitFor(t, "the first listing", func([]wire.Event, []Status) bool { return d.n() > 0 })
+	h.rec.waitState(t, source.StateConnected)
+	h.rec.waitFor(t, "the first listing", func([]wire.Event, []source.Status) bool { return d.n() > 0 })
 	return h, d
 }
 
@@ -51,22 +52,22 @@ func startDisc(t *testing.T, srv *hermestest.Server) (*harness, *discoveries) {
 const fastDiscovery = 5 * time.Second
 
 // tick advances the fake clock to the next listing and waits for it.
-func (h *harness) tick(t *testing.T, d *discoveries) Discovery {
+func (h *harness) tick(t *testing.T, d *discoveries) source.Discovery {
 	t.Helper()
 	n := d.n()
 	h.clk.BlockUntil(1)
 	h.clk.Advance(fastDiscovery)
-	h.rec.waitFor(t, "a session listing", func([]wire.Event, []Status) bool { return d.n() > n })
+	h.rec.waitFor(t, "a session listing", func([]wire.Event, []source.Status) bool { return d.n() > n })
 	return d.last()
 }
 
-func rowOf(d Discovery, id string) (LiveSession, bool) {
+func rowOf(d source.Discovery, id string) (source.LiveSession, bool) {
 	for _, l := range d.Sessions {
 		if l.ID == id {
 			return l, true
 		}
 	}
-	return LiveSession{}, false
+	return source.LiveSession{}, false
 }
 
 // TestDiscoveryListsAtConnectAndOnTheClock: the live sessions are listed
@@ -83,7 +84,7 @@ func TestDiscoveryListsAtConnectAndOnTheClock(t *testing.T) {
 			peer := srv.NewPeer()
 			early, _, _ := peer.Create()
 			h, d := startDisc(t, srv)
-			h.rec.waitFor(t, "the first listing", func([]wire.Event, []Status) bool { return d.n() > 0 })
+			h.rec.waitFor(t, "the first listing", func([]wire.Event, []source.Status) bool { return d.n() > 0 })
 			if _, ok := rowOf(d.last(), early); !ok {
 				t.Fatalf("first listing %+v lacks %s", d.last(), early)
 			}
@@ -95,7 +96,7 @@ func TestDiscoveryListsAtConnectAndOnTheClock(t *testing.T) {
 			waitServer(t, srv, "holding", func() bool { return slices.Contains(peer.Events(later), "message.delta") })
 			got := h.tick(t, d)
 			row, ok := rowOf(got, later)
-			if !ok || row.Title != "Fix the build" || row.Status != LiveWorking || row.Preview != "holding" || row.Followed || !row.Running() {
+			if !ok || row.Title != "Fix the build" || row.Status != source.LiveWorking || row.Preview != "holding" || row.Followed || !row.Running() {
 				t.Fatalf("later session row %+v (found %v)", row, ok)
 			}
 			if n := count(srv.Methods(), "session.active_list"); n != 2 {
@@ -140,7 +141,7 @@ func TestElsewhereWhenAnotherClientTakesTheSession(t *testing.T) {
 			if !row.Elsewhere || !h.client.Elsewhere(ref.ID) {
 				t.Fatalf("row %+v: another client took the session and Herald did not notice", row)
 			}
-			if ev := h.rec.waitKind(t, EventElsewhere, 1); len(ev) != 1 || ev[0].Session != ref.ID || ev[0].StoredSession != ref.StoredID {
+			if ev := h.rec.waitKind(t, source.EventElsewhere, 1); len(ev) != 1 || ev[0].Session != ref.ID || ev[0].StoredSession != ref.StoredID {
 				t.Fatalf("elsewhere events %+v", ev)
 			}
 
@@ -177,7 +178,7 @@ func TestReconnectNowRedialsWhenConnected(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Legacy})
 	defer srv.Close()
 	h := start(t, srv, nil)
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref := h.session(t)
 	for i := 1; i <= 3; i++ {
 		m := h.rec.mark()
@@ -210,7 +211,7 @@ func TestUnseenApprovalAfterQuietAttach(t *testing.T) {
 			srv := hermestest.NewServer(hermestest.Options{Dialect: dialect})
 			defer srv.Close()
 			h := start(t, srv, func(c *Config) { c.DiscoveryInterval = -1 })
-			h.rec.waitState(t, StateConnected)
+			h.rec.waitState(t, source.StateConnected)
 			peer := srv.NewPeer()
 			live, stored, _ := peer.Create()
 			if err := peer.Submit(live, "approve-me: rm -rf /srv/cache"); err != nil {
@@ -237,7 +238,7 @@ func TestUnseenApprovalAfterQuietAttach(t *testing.T) {
 				return
 			}
 			// The heartbeat re-arms for the quiet check, then it is due.
-			h.rec.waitFor(t, "heartbeat re-armed", func([]wire.Event, []Status) bool { return h.client.beats.Load() > beats })
+			h.rec.waitFor(t, "heartbeat re-armed", func([]wire.Event, []source.Status) bool { return h.client.beats.Load() > beats })
 			h.clk.Advance(QuietAfter)
 			got := h.rec.waitKind(t, wire.ApprovalRequest, 1)
 			if quiet := got[0].ReceivedAt.Sub(attachedAt); quiet < QuietAfter {
@@ -264,7 +265,7 @@ func TestOwnedElsewhereOnSubmit(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, ExclusiveSubmit: true})
 	defer srv.Close()
 	h := start(t, srv, func(c *Config) { c.DiscoveryInterval = -1 })
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref := h.session(t)
 	peer := srv.NewPeer()
 	if err := peer.Resume(ref.StoredID); err != nil {
@@ -277,7 +278,7 @@ func TestOwnedElsewhereOnSubmit(t *testing.T) {
 	if !h.client.Elsewhere(ref.ID) {
 		t.Fatal("4090 did not mark the session followed elsewhere")
 	}
-	h.rec.waitKind(t, EventElsewhere, 1)
+	h.rec.waitKind(t, source.EventElsewhere, 1)
 	if _, err := h.client.TakeBack(ctxT(t), ref.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -329,8 +330,8 @@ func TestDiscoveryFindsANewSessionWithinOneInterval(t *testing.T) {
 			d := &discoveries{}
 			h := start(t, srv, func(c *Config) { c.OnDiscovery = d.on })
 			d.rec = h.rec
-			h.rec.waitState(t, StateConnected)
-			h.rec.waitFor(t, "the first listing", func([]wire.Event, []Status) bool { return d.n() > 0 && !h.client.listing() })
+			h.rec.waitState(t, source.StateConnected)
+			h.rec.waitFor(t, "the first listing", func([]wire.Event, []source.Status) bool { return d.n() > 0 && !h.client.listing() })
 			h.clk.BlockUntil(1)
 			// Half an interval later another client starts a session.
 			h.clk.Advance(DiscoveryInterval / 2)
@@ -343,7 +344,7 @@ func TestDiscoveryFindsANewSessionWithinOneInterval(t *testing.T) {
 				t.Fatal("listed before any listing ran")
 			}
 			h.clk.Advance(DiscoveryInterval / 2)
-			h.rec.waitFor(t, "a listing that shows the new session", func([]wire.Event, []Status) bool {
+			h.rec.waitFor(t, "a listing that shows the new session", func([]wire.Event, []source.Status) bool {
 				_, ok := rowOf(d.last(), live)
 				return ok
 			})

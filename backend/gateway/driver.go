@@ -90,11 +90,11 @@ var _ source.Source = (*Source)(nil)
 func NewSource(cfg Config, onProblem func(error)) (*Source, error) {
 	s := &Source{onProblem: onProblem}
 	user := cfg.OnStatus
-	cfg.OnStatus = func(st Status) {
+	cfg.OnStatus = func(st source.Status) {
 		if user != nil {
 			user(st)
 		}
-		if st.State == StateConnected && s.hasPending() {
+		if st.State == source.StateConnected && s.hasPending() {
 			s.attachPendingAsync()
 		}
 	}
@@ -110,12 +110,12 @@ func NewSource(cfg Config, onProblem func(error)) (*Source, error) {
 // sessions, JSON-RPC).
 func (s *Source) Client() *Client { return s.c }
 
-func (s *Source) Name() string      { return s.c.Name() }
-func (s *Source) Kind() source.Kind { return Kind }
-func (s *Source) Status() Status    { return s.c.Status() }
-func (s *Source) ReconnectNow()     { s.c.ReconnectNow() }
-func (s *Source) CheckLink()        { s.c.CheckLink() }
-func (s *Source) hasPending() bool  { s.mu.Lock(); defer s.mu.Unlock(); return len(s.pending) > 0 }
+func (s *Source) Name() string          { return s.c.Name() }
+func (s *Source) Kind() source.Kind     { return Kind }
+func (s *Source) Status() source.Status { return s.c.Status() }
+func (s *Source) ReconnectNow()         { s.c.ReconnectNow() }
+func (s *Source) CheckLink()            { s.c.CheckLink() }
+func (s *Source) hasPending() bool      { s.mu.Lock(); defer s.mu.Unlock(); return len(s.pending) > 0 }
 func (s *Source) runContext() context.Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,12 +146,12 @@ func (s *Source) Follow(ctx context.Context, id string) error {
 	if id == "" {
 		return errors.New("no session id given")
 	}
-	if s.c.Status().State != StateConnected {
+	if s.c.Status().State != source.StateConnected {
 		s.mu.Lock()
 		s.pending = append(s.pending, id)
 		s.mu.Unlock()
 		// It may have connected meanwhile: attach what is pending.
-		if s.c.Status().State == StateConnected {
+		if s.c.Status().State == source.StateConnected {
 			s.attachPending()
 		}
 		return nil

@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"errors"
-
-	"github.com/herald-desktop/herald/backend/source"
 )
 
 // ErrNotConnected is returned by calls made while the channel is down.
@@ -31,9 +29,6 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string { return e.Msg }
-
-// ChoiceError is returned for an approval choice Herald does not send.
-type ChoiceError = source.ChoiceError
 
 // isPermanent reports whether err should stop the reconnect loop.
 func isPermanent(err error) bool {

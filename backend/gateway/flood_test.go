@@ -37,7 +37,7 @@ func TestFloodKeepsMemoryBoundedAndApprovalsFirst(t *testing.T) {
 			inner(ev)
 		}
 	})
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref, err := h.client.CreateSession(ctxT(t), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestFloodKeepsMemoryBoundedAndApprovalsFirst(t *testing.T) {
 	asked := time.Now()
 	id, _, _ := srv.RequestApproval(ref.ID, hermestest.ApprovalSpec{Command: "rm -rf ./after-flood"})
 	// Wait until the reader has queued the approval behind the flood.
-	h.rec.waitFor(t, "approval queued", func([]wire.Event, []Status) bool {
+	h.rec.waitFor(t, "approval queued", func([]wire.Event, []source.Status) bool {
 		return h.client.out.UrgentLen() == 1
 	})
 	queuedIn := time.Since(asked) // reported, not asserted: timing is for benchmarks
@@ -75,7 +75,7 @@ func TestFloodKeepsMemoryBoundedAndApprovalsFirst(t *testing.T) {
 		}
 	}
 	// Every character of the flood still arrives, in order.
-	h.rec.waitFor(t, "all text", func(evs []wire.Event, _ []Status) bool {
+	h.rec.waitFor(t, "all text", func(evs []wire.Event, _ []source.Status) bool {
 		n := 0
 		for _, e := range evs {
 			if d, ok := e.Data.(*wire.DeltaPayload); ok {
@@ -114,7 +114,7 @@ func TestServerRequestFloodBoundedAndShown(t *testing.T) {
 			inner(ev)
 		}
 	})
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref, err := h.client.CreateSession(ctxT(t), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestServerRequestFloodBoundedAndShown(t *testing.T) {
 	}
 	// Wait until the reader has handled the whole flood: the refusal
 	// event counts everything past the bound.
-	h.rec.waitFor(t, "the flood read", func([]wire.Event, []Status) bool { return h.client.out.RefusedQueued() == flood-bound })
+	h.rec.waitFor(t, "the flood read", func([]wire.Event, []source.Status) bool { return h.client.out.RefusedQueued() == flood-bound })
 	if n := h.client.out.UrgentLen(); n != bound+1 {
 		t.Fatalf("%d queued, want the bound %d and one refusal", n, bound)
 	}

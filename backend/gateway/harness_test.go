@@ -9,6 +9,7 @@ import (
 
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 	"github.com/herald-desktop/herald/backend/wire"
 )
@@ -21,7 +22,7 @@ const guard = 20 * time.Second
 type recorder struct {
 	mu       sync.Mutex
 	events   []wire.Event
-	statuses []Status
+	statuses []source.Status
 	changed  chan struct{}
 }
 
@@ -35,7 +36,7 @@ func (r *recorder) onEvent(ev wire.Event) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) onStatus(s Status) {
+func (r *recorder) onStatus(s source.Status) {
 	r.mu.Lock()
 	r.statuses = append(r.statuses, s)
 	close(r.changed)
@@ -55,20 +56,20 @@ func (r *recorder) poke() {
 func (h *harness) waitHeard(t testing.TB) {
 	t.Helper()
 	at := h.clk.Now().UnixNano()
-	h.rec.waitFor(t, "traffic from the gateway", func([]wire.Event, []Status) bool {
+	h.rec.waitFor(t, "traffic from the gateway", func([]wire.Event, []source.Status) bool {
 		cn := h.client.current()
 		return cn != nil && cn.lastRead.Load() >= at && !cn.pinging.Load()
 	})
 }
 
-func (r *recorder) snapshot() ([]wire.Event, []Status) {
+func (r *recorder) snapshot() ([]wire.Event, []source.Status) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]wire.Event(nil), r.events...), append([]Status(nil), r.statuses...)
+	return append([]wire.Event(nil), r.events...), append([]source.Status(nil), r.statuses...)
 }
 
 // waitFor blocks until cond holds over the recorded events and statuses.
-func (r *recorder) waitFor(t testing.TB, what string, cond func([]wire.Event, []Status) bool) {
+func (r *recorder) waitFor(t testing.TB, what string, cond func([]wire.Event, []source.Status) bool) {
 	t.Helper()
 	deadline := time.NewTimer(guard)
 	defer deadline.Stop()
@@ -86,7 +87,7 @@ func (r *recorder) waitFor(t testing.TB, what string, cond func([]wire.Event, []
 		case <-ch:
 		case <-deadline.C:
 			evs, sts := r.snapshot()
-			last := Status{}
+			last := source.Status{}
 			if len(sts) > 0 {
 				last = sts[len(sts)-1]
 			}
@@ -98,7 +99,7 @@ func (r *recorder) waitFor(t testing.TB, what string, cond func([]wire.Event, []
 func (r *recorder) waitKind(t testing.TB, kind string, n int) []wire.Event {
 	t.Helper()
 	var got []wire.Event
-	r.waitFor(t, kind, func(evs []wire.Event, _ []Status) bool {
+	r.waitFor(t, kind, func(evs []wire.Event, _ []source.Status) bool {
 		got = got[:0]
 		for _, e := range evs {
 			if e.Kind == kind {
@@ -118,10 +119,10 @@ func (r *recorder) mark() int {
 }
 
 // waitStateAfter waits until some status reported after mark is st.
-func (r *recorder) waitStateAfter(t testing.TB, mark int, st State) Status {
+func (r *recorder) waitStateAfter(t testing.TB, mark int, st source.State) source.Status {
 	t.Helper()
-	var got Status
-	r.waitFor(t, string(st), func(_ []wire.Event, sts []Status) bool {
+	var got source.Status
+	r.waitFor(t, string(st), func(_ []wire.Event, sts []source.Status) bool {
 		for _, s := range sts[min(mark, len(sts)):] {
 			if s.State == st {
 				got = s
@@ -137,13 +138,13 @@ func (r *recorder) waitStateAfter(t testing.TB, mark int, st State) Status {
 // fresh connected state after that drop.
 func (r *recorder) waitReconnected(t testing.TB, mark int) {
 	t.Helper()
-	r.waitFor(t, "reconnect", func(_ []wire.Event, sts []Status) bool {
+	r.waitFor(t, "reconnect", func(_ []wire.Event, sts []source.Status) bool {
 		dropped := false
 		for _, s := range sts[min(mark, len(sts)):] {
 			switch {
-			case s.State == StateReconnecting:
+			case s.State == source.StateReconnecting:
 				dropped = true
-			case dropped && s.State == StateConnected:
+			case dropped && s.State == source.StateConnected:
 				return true
 			}
 		}
@@ -152,7 +153,7 @@ func (r *recorder) waitReconnected(t testing.TB, mark int) {
 }
 
 // waitState waits until the client has reported st at least once.
-func (r *recorder) waitState(t testing.TB, st State) Status {
+func (r *recorder) waitState(t testing.TB, st source.State) source.Status {
 	t.Helper()
 	return r.waitStateAfter(t, 0, st)
 }
@@ -188,9 +189,9 @@ func start(t testing.TB, srv *hermestest.Server, mod func(*Config)) *harness {
 		OnEvent: h.rec.onEvent,
 		Rand:    func() float64 { return 0.5 },
 	}
-	cfg.OnStatus = func(s Status) {
+	cfg.OnStatus = func(s source.Status) {
 		h.rec.onStatus(s)
-		if s.State == StateReconnecting && !h.manual.Load() {
+		if s.State == source.StateReconnecting && !h.manual.Load() {
 			h.clk.Advance(s.NextRetry.Sub(h.clk.Now()))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -43,11 +44,11 @@ func BenchmarkIdleListingHour(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				srv := hermestest.NewServer(hermestest.Options{Dialect: d})
 				h := start(b, srv, func(c *Config) { c.DiscoveryInterval = tc.every })
-				h.rec.waitState(b, StateConnected)
-				h.rec.waitFor(b, "the first listing", func([]wire.Event, []Status) bool {
+				h.rec.waitState(b, source.StateConnected)
+				h.rec.waitFor(b, "the first listing", func([]wire.Event, []source.Status) bool {
 					return !h.client.LastDiscovery().At.IsZero() && !h.client.listing()
 				})
-				h.rec.waitFor(b, "re-armed", func([]wire.Event, []Status) bool {
+				h.rec.waitFor(b, "re-armed", func([]wire.Event, []source.Status) bool {
 					return h.client.polls.Load() > 0 && h.client.beats.Load() > h.client.polledBeats.Load()
 				})
 				fired, lists := h.clk.Fired(), count(srv.Methods(), "session.active_list")

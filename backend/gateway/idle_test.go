@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -14,7 +15,7 @@ import (
 func (h *harness) waitBeat(t testing.TB) {
 	t.Helper()
 	at := h.clk.Now().UnixNano()
-	h.rec.waitFor(t, "the heartbeat", func([]wire.Event, []Status) bool {
+	h.rec.waitFor(t, "the heartbeat", func([]wire.Event, []source.Status) bool {
 		cn := h.client.current()
 		return cn != nil && h.client.beat.Load() >= at && !cn.pinging.Load() && !h.client.listing()
 	})
@@ -32,7 +33,7 @@ func (h *harness) waitRearmed(t testing.TB, polls int64) {
 	if !listed {
 		return
 	}
-	h.rec.waitFor(t, "the heartbeat re-armed after the listing", func([]wire.Event, []Status) bool {
+	h.rec.waitFor(t, "the heartbeat re-armed after the listing", func([]wire.Event, []source.Status) bool {
 		return h.client.polls.Load() > polls && h.client.beats.Load() > h.client.polledBeats.Load()
 	})
 }
@@ -50,12 +51,12 @@ func TestIdleWakeupsPerMinute(t *testing.T) {
 			srv := hermestest.NewServer(hermestest.Options{Dialect: d})
 			defer srv.Close()
 			h := start(t, srv, nil)
-			h.rec.waitState(t, StateConnected)
+			h.rec.waitState(t, source.StateConnected)
 			// The session listing sent at connect is answered first.
-			h.rec.waitFor(t, "the first session listing", func([]wire.Event, []Status) bool {
+			h.rec.waitFor(t, "the first session listing", func([]wire.Event, []source.Status) bool {
 				return !h.client.LastDiscovery().At.IsZero() && !h.client.listing()
 			})
-			h.rec.waitFor(t, "the heartbeat re-armed after it", func([]wire.Event, []Status) bool {
+			h.rec.waitFor(t, "the heartbeat re-armed after it", func([]wire.Event, []source.Status) bool {
 				return h.client.polls.Load() > 0 && h.client.beats.Load() > h.client.polledBeats.Load()
 			})
 			h.clk.BlockUntil(1)
@@ -84,7 +85,7 @@ func TestIdleWakeupsPerMinute(t *testing.T) {
 			if pinged != 0 {
 				t.Fatalf("gateway.ping sent %d times in an idle minute: the listings already show the link alive", pinged)
 			}
-			if st := h.client.Status(); st.State != StateConnected || srv.Dials() != 1 {
+			if st := h.client.Status(); st.State != source.StateConnected || srv.Dials() != 1 {
 				t.Fatalf("the idle link dropped: %s %s (%d dials)", st.State, st.Err, srv.Dials())
 			}
 		})

@@ -21,12 +21,12 @@ func TestTrackedSessionsBounded(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 	defer srv.Close()
 	h := start(t, srv, nil)
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	const n = MaxTrackedSessions + 200
 	for i := range n {
 		h.client.dispatch(wire.Event{Gateway: "gw", Session: fmt.Sprintf("junk-%d", i), Kind: wire.StatusUpdate, Seq: 1})
 	}
-	h.rec.waitFor(t, "every event delivered", func(evs []wire.Event, _ []Status) bool { return len(kinds(h, wire.StatusUpdate)) == n })
+	h.rec.waitFor(t, "every event delivered", func(evs []wire.Event, _ []source.Status) bool { return len(kinds(h, wire.StatusUpdate)) == n })
 	if got := len(h.client.Sessions()); got != MaxTrackedSessions {
 		t.Fatalf("tracking %d sessions, want the bound %d", got, MaxTrackedSessions)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/netfault"
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 func count(list []string, s string) int {
@@ -35,17 +36,17 @@ func TestDeadLinkDetectedWithin45s(t *testing.T) {
 			}
 			defer px.Close()
 			h := start(t, srv, func(c *Config) { c.URL = "http://" + px.Addr() })
-			h.rec.waitState(t, StateConnected)
+			h.rec.waitState(t, source.StateConnected)
 			h.clk.BlockUntil(1) // the heartbeat ticker is armed
 			m := h.rec.mark()
 			px.Freeze()
 			// 35 s of silence is not yet a dead link.
 			h.clk.Advance(35 * time.Second)
-			if st := h.client.Status(); st.State != StateConnected {
+			if st := h.client.Status(); st.State != source.StateConnected {
 				t.Fatalf("after 35s of silence state is %s, want connected", st.State)
 			}
 			h.clk.Advance(10 * time.Second) // 45 s in all
-			st := h.rec.waitStateAfter(t, m, StateReconnecting)
+			st := h.rec.waitStateAfter(t, m, source.StateReconnecting)
 			if !strings.Contains(st.Err, "no reply from the gateway") {
 				t.Fatalf("dead link reported as %q", st.Err)
 			}
@@ -66,7 +67,7 @@ func TestPingOnlyWhereSupported(t *testing.T) {
 			srv := hermestest.NewServer(hermestest.Options{Dialect: d})
 			defer srv.Close()
 			h := start(t, srv, nil)
-			h.rec.waitState(t, StateConnected)
+			h.rec.waitState(t, source.StateConnected)
 			h.clk.BlockUntil(1)
 			pings := func() int { return count(srv.Methods(), "gateway.ping") }
 			for i := 1; i <= 4; i++ {
@@ -102,7 +103,7 @@ func TestPingOnlyWhereSupported(t *testing.T) {
 				h.clk.Advance(PingInterval)
 				h.waitHeard(t)
 			}
-			if st := h.client.Status(); st.State != StateConnected || srv.Dials() != 2 {
+			if st := h.client.Status(); st.State != source.StateConnected || srv.Dials() != 2 {
 				t.Fatalf("0.18.2 link dropped although it answers WebSocket pings: %s %s", st.State, st.Err)
 			}
 			calls := srv.Methods()

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 const (
@@ -44,7 +45,7 @@ func BenchmarkMemoryPerGatewaySession(b *testing.B) {
 		hs := make([]*harness, memGateways)
 		for i, srv := range srvs {
 			hs[i] = start(b, srv, nil)
-			hs[i].rec.waitState(b, StateConnected)
+			hs[i].rec.waitState(b, source.StateConnected)
 		}
 		m1 := liveBytes()
 		for i, h := range hs {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -25,7 +26,7 @@ func TestAnswerCutAfterWriteIsUnknown(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Legacy})
 	defer srv.Close()
 	h := start(t, srv, nil)
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref, err := h.client.CreateSession(ctxT(t), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +34,7 @@ func TestAnswerCutAfterWriteIsUnknown(t *testing.T) {
 	if err := h.client.Call(ctxT(t), "prompt.submit", map[string]any{"session_id": ref.ID, "text": "approve-me: rm -rf ./A-build-cache"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	h.rec.waitFor(t, "approval", func(evs []wire.Event, _ []Status) bool { return len(approvals(evs)) > 0 })
+	h.rec.waitFor(t, "approval", func(evs []wire.Event, _ []source.Status) bool { return len(approvals(evs)) > 0 })
 	srv.CutAfter(0) // the gateway acts on the answer, then the link drops before its reply
 	_, err = h.client.RespondApproval(ctxT(t), ref.ID, "once", "")
 	if !errors.Is(err, wire.ErrOutcomeUnknown) {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -15,7 +16,7 @@ import (
 // concurrently for different gateways.
 type Pool struct {
 	onEvent  func(wire.Event)
-	onStatus func(Status)
+	onStatus func(source.Status)
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -30,7 +31,7 @@ type poolEntry struct {
 }
 
 // NewPool returns a pool whose clients run under ctx.
-func NewPool(ctx context.Context, onEvent func(wire.Event), onStatus func(Status)) *Pool {
+func NewPool(ctx context.Context, onEvent func(wire.Event), onStatus func(source.Status)) *Pool {
 	return &Pool{ctx: ctx, onEvent: onEvent, onStatus: onStatus, entries: map[string]*poolEntry{}}
 }
 
@@ -45,7 +46,7 @@ func (p *Pool) Add(cfg Config) (*Client, error) {
 			p.onEvent(ev)
 		}
 	}
-	cfg.OnStatus = func(s Status) {
+	cfg.OnStatus = func(s source.Status) {
 		if userStatus != nil {
 			userStatus(s)
 		}
@@ -99,8 +100,8 @@ func (p *Pool) Names() []string {
 }
 
 // Statuses returns every gateway's status, sorted by name.
-func (p *Pool) Statuses() []Status {
-	var out []Status
+func (p *Pool) Statuses() []source.Status {
+	var out []source.Status
 	for _, n := range p.Names() {
 		if c, ok := p.Get(n); ok {
 			out = append(out, c.Status())

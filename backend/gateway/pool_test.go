@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -28,11 +29,11 @@ func TestPoolKeepsGatewaysIndependent(t *testing.T) {
 	if _, err := pool.Add(Config{Name: "home", URL: good.URL}); err == nil {
 		t.Fatal("duplicate gateway name accepted")
 	}
-	rec.waitFor(t, "both states", func(_ []wire.Event, sts []Status) bool {
+	rec.waitFor(t, "both states", func(_ []wire.Event, sts []source.Status) bool {
 		var home, lab bool
 		for _, s := range sts {
-			home = home || s.Gateway == "home" && s.State == StateConnected
-			lab = lab || s.Gateway == "lab" && s.State == StateAuthFailed
+			home = home || s.Gateway == "home" && s.State == source.StateConnected
+			lab = lab || s.Gateway == "lab" && s.State == source.StateAuthFailed
 		}
 		return home && lab
 	})
@@ -42,7 +43,7 @@ func TestPoolKeepsGatewaysIndependent(t *testing.T) {
 		t.Fatal(err)
 	}
 	good.Emit(ref.ID, wire.MessageDelta, map[string]any{"text": "hi"})
-	rec.waitFor(t, "event tagged with its gateway", func(evs []wire.Event, _ []Status) bool {
+	rec.waitFor(t, "event tagged with its gateway", func(evs []wire.Event, _ []source.Status) bool {
 		for _, e := range evs {
 			if e.Kind == wire.MessageDelta && e.Gateway == "home" {
 				return true
@@ -51,7 +52,7 @@ func TestPoolKeepsGatewaysIndependent(t *testing.T) {
 		return false
 	})
 	sts := pool.Statuses()
-	if len(sts) != 2 || sts[0].Gateway != "home" || sts[1].Gateway != "lab" || sts[1].State != StateAuthFailed {
+	if len(sts) != 2 || sts[0].Gateway != "home" || sts[1].Gateway != "lab" || sts[1].State != source.StateAuthFailed {
 		t.Fatalf("statuses = %+v", sts)
 	}
 	pool.Remove("lab")

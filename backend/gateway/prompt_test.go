@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/source"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/wire"
@@ -31,9 +32,9 @@ func TestPromptsBothDialects(t *testing.T) {
 				srv := hermestest.NewServer(hermestest.Options{Dialect: d})
 				defer srv.Close()
 				h := start(t, srv, nil)
-				h.rec.waitState(t, StateConnected)
+				h.rec.waitState(t, source.StateConnected)
 				if d == hermestest.Modern {
-					h.rec.waitFor(t, "capabilities", func(_ []wire.Event, sts []Status) bool {
+					h.rec.waitFor(t, "capabilities", func(_ []wire.Event, sts []source.Status) bool {
 						return len(sts) > 0 && sts[len(sts)-1].Features.Capabilities
 					})
 				}
@@ -111,9 +112,9 @@ func TestPromptExpiryAndElsewhere(t *testing.T) {
 			srv := hermestest.NewServer(hermestest.Options{Dialect: d, Clock: sclk})
 			defer srv.Close()
 			h := start(t, srv, nil)
-			h.rec.waitState(t, StateConnected)
+			h.rec.waitState(t, source.StateConnected)
 			if d == hermestest.Modern {
-				h.rec.waitFor(t, "capabilities", func(_ []wire.Event, sts []Status) bool {
+				h.rec.waitFor(t, "capabilities", func(_ []wire.Event, sts []source.Status) bool {
 					return len(sts) > 0 && sts[len(sts)-1].Features.Capabilities
 				})
 			}
@@ -155,7 +156,7 @@ func TestPromptExpiryAndElsewhere(t *testing.T) {
 					t.Fatalf("answer after elsewhere = %v, %v; want not pending", ok, err)
 				}
 			} else {
-				h.rec.waitFor(t, "resolved cancel", func(evs []wire.Event, _ []Status) bool {
+				h.rec.waitFor(t, "resolved cancel", func(evs []wire.Event, _ []source.Status) bool {
 					for _, e := range evs {
 						if cp, ok := e.Data.(*wire.CancelPayload); ok && cp.ID == id2 && cp.Reason == "resolved" {
 							return true
@@ -176,7 +177,7 @@ func TestPromptMultiQuestionClarify(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 	defer srv.Close()
 	h := start(t, srv, nil)
-	h.rec.waitFor(t, "capabilities", func(_ []wire.Event, sts []Status) bool {
+	h.rec.waitFor(t, "capabilities", func(_ []wire.Event, sts []source.Status) bool {
 		return len(sts) > 0 && sts[len(sts)-1].Features.Capabilities
 	})
 	ref, err := h.client.CreateSession(ctxT(t), nil)

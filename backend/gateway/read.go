@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -60,7 +61,7 @@ func (c *Client) handleRaw(cn *conn, b []byte, gotReady *bool, ready chan<- wire
 			return
 		}
 		c.log.Warn("gateway sent a frame Herald cannot read", "err", err, "bytes", len(b))
-		c.setStatus(func(s *Status) { s.InvalidFrames++ })
+		c.setStatus(func(s *source.Status) { s.InvalidFrames++ })
 		return
 	}
 	if !*gotReady {
@@ -106,7 +107,7 @@ func (c *Client) handleFrame(cn *conn, f wire.Frame) {
 				return
 			} else if err != nil || p.Type == "" {
 				c.log.Warn("event frame without a type", "err", err)
-				c.setStatus(func(s *Status) { s.InvalidFrames++ })
+				c.setStatus(func(s *source.Status) { s.InvalidFrames++ })
 				return
 			}
 			ev := c.eventFrom(p, now, false)

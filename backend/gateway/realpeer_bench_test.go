@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/hermespeer"
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // BenchmarkRealGatewayRestart restarts the REAL Hermes dashboard gateway
@@ -22,8 +23,8 @@ func BenchmarkRealGatewayRestart(b *testing.B) {
 	p := hermespeer.Start(b, hermespeer.WS, "0.19.0")
 	var mu sync.Mutex
 	connected := make(chan time.Time, 16)
-	c, err := New(Config{Name: "real", URL: p.Base, Token: p.Secret, OnStatus: func(s Status) {
-		if s.State == StateConnected {
+	c, err := New(Config{Name: "real", URL: p.Base, Token: p.Secret, OnStatus: func(s source.Status) {
+		if s.State == source.StateConnected {
 			mu.Lock()
 			defer mu.Unlock()
 			select {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -19,7 +20,7 @@ func BenchmarkReconnectResume(b *testing.B) {
 	defer srv.Close()
 	h := start(b, srv, nil)
 	defer h.stop()
-	h.rec.waitState(b, StateConnected)
+	h.rec.waitState(b, source.StateConnected)
 	ref, err := h.client.CreateSession(ctxT(b), nil)
 	if err != nil {
 		b.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // lockedRand is a seeded random source the client may call from any
@@ -30,13 +31,13 @@ func restartOnce(tb testing.TB, h *harness, srv *hermestest.Server, down time.Du
 	srv.Restart()
 	back := h.clk.Now().Add(down)
 	for {
-		st := h.rec.waitStateAfter(tb, m, StateReconnecting)
+		st := h.rec.waitStateAfter(tb, m, source.StateReconnecting)
 		m = h.rec.mark()
 		if !st.NextRetry.Before(back) {
 			h.clk.Advance(back.Sub(h.clk.Now()))
 			srv.SetFaults(hermestest.Faults{})
 			h.clk.Advance(st.NextRetry.Sub(h.clk.Now()))
-			h.rec.waitStateAfter(tb, m, StateConnected)
+			h.rec.waitStateAfter(tb, m, source.StateConnected)
 			return st.NextRetry.Sub(back), refused
 		}
 		h.clk.Advance(st.NextRetry.Sub(h.clk.Now()))
@@ -68,7 +69,7 @@ func BenchmarkRestartTwiceAMinute(b *testing.B) {
 	h := start(b, srv, func(c *Config) { c.Rand = lockedRand(1) })
 	h.manual.Store(true)
 	defer h.stop()
-	h.rec.waitState(b, StateConnected)
+	h.rec.waitState(b, source.StateConnected)
 	rng := rand.New(rand.NewSource(2))
 
 	// A gateway that stays down: dials in its first minute and in 10.
@@ -103,7 +104,7 @@ func TestRestartsWithinAMinuteRedialWithinASecond(t *testing.T) {
 	for _, r := range []float64{0, 0.5, 0.999} { // the jitter's extremes
 		h := start(t, srv, func(c *Config) { c.Rand = func() float64 { return r } })
 		h.manual.Store(true)
-		h.rec.waitState(t, StateConnected)
+		h.rec.waitState(t, source.StateConnected)
 		for i := 0; i < 3; i++ {
 			stayUp(t, h, 1)
 			if lag, _ := restartOnce(t, h, srv, 3*time.Second); lag >= time.Second {

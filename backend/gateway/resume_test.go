@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -60,7 +61,7 @@ func TestLegacyReconnectSaysEventsMayBeMissed(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Legacy})
 	defer srv.Close()
 	h := start(t, srv, nil)
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref := h.session(t)
 	if st := h.client.Status(); st.MayHaveMissedEvents {
 		t.Fatal("fresh connection claims missed events")
@@ -79,7 +80,7 @@ func TestLegacyReconnectSaysEventsMayBeMissed(t *testing.T) {
 	}
 	// Re-attached: new events for the session arrive again.
 	srv.Emit(ref.ID, wire.MessageDelta, map[string]any{"text": "after"})
-	h.rec.waitFor(t, "delta after reconnect", func([]wire.Event, []Status) bool {
+	h.rec.waitFor(t, "delta after reconnect", func([]wire.Event, []source.Status) bool {
 		d := deltas(h)
 		return len(d) > 0 && d[len(d)-1] == "after"
 	})
@@ -108,19 +109,19 @@ func TestRestartWithNewEpoch(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 	defer srv.Close()
 	h := start(t, srv, nil)
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref := h.session(t)
 	dead := h.session(t)
 	for i := 0; i < 20; i++ {
 		srv.Emit(ref.ID, wire.MessageDelta, map[string]any{"text": "old" + strconv.Itoa(i)})
 	}
-	h.rec.waitFor(t, "old deltas", func([]wire.Event, []Status) bool { return len(deltas(h)) == 20 })
+	h.rec.waitFor(t, "old deltas", func([]wire.Event, []source.Status) bool { return len(deltas(h)) == 20 })
 	oldEpoch := h.client.Status().Epoch
 	h.manual.Store(true)
 	srv.SetFaults(hermestest.Faults{RejectUpgrade: 503})
 	m := h.rec.mark()
 	srv.Restart()
-	retry := h.rec.waitStateAfter(t, m, StateReconnecting)
+	retry := h.rec.waitStateAfter(t, m, source.StateReconnecting)
 	peer := srv.NewPeer()
 	defer peer.Close()
 	if err := peer.Resume(ref.StoredID); err != nil {
@@ -160,7 +161,7 @@ func TestRestartWithNewEpoch(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		srv.Emit(refs[0].ID, wire.MessageDelta, map[string]any{"text": "new" + strconv.Itoa(i)})
 	}
-	h.rec.waitFor(t, "new deltas", func([]wire.Event, []Status) bool { return len(deltas(h)) == 25 })
+	h.rec.waitFor(t, "new deltas", func([]wire.Event, []source.Status) bool { return len(deltas(h)) == 25 })
 	for _, e := range kinds(h, wire.MessageDelta)[20:] {
 		if e.StoredSession != ref.StoredID {
 			t.Fatalf("event after restart lost its stored session: %+v", e)
@@ -177,11 +178,11 @@ func TestTruncatedReplaySaysRefetch(t *testing.T) {
 	defer srv.Close()
 	h := start(t, srv, nil)
 	h.manual.Store(true)
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref := h.session(t)
 	m := h.rec.mark()
 	srv.Kick()
-	h.rec.waitStateAfter(t, m, StateReconnecting)
+	h.rec.waitStateAfter(t, m, source.StateReconnecting)
 	for i := 0; i < 30; i++ {
 		srv.Emit(ref.ID, wire.MessageDelta, map[string]any{"text": strconv.Itoa(i)})
 	}
@@ -206,7 +207,7 @@ func TestUnknownServerRequestRefusedAtOnce(t *testing.T) {
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 	defer srv.Close()
 	h := start(t, srv, nil)
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref := h.session(t)
 	id, err := srv.SendServerRequest(ref.ID, "vault.code", map[string]any{"site": "which?"})
 	if err != nil {
@@ -235,14 +236,14 @@ func TestPendingApprovalSurvivesReconnect(t *testing.T) {
 	defer srv.Close()
 	h := start(t, srv, nil)
 	h.manual.Store(true)
-	h.rec.waitState(t, StateConnected)
+	h.rec.waitState(t, source.StateConnected)
 	ref := h.session(t)
 	keep, _, _ := srv.RequestApproval(ref.ID, hermestest.ApprovalSpec{Command: "rm -rf ./a"})
 	gone, goneDone, _ := srv.RequestApproval(ref.ID, hermestest.ApprovalSpec{Command: "rm -rf ./b"})
-	h.rec.waitFor(t, "two approvals", func(evs []wire.Event, _ []Status) bool { return len(approvals(evs)) == 2 })
+	h.rec.waitFor(t, "two approvals", func(evs []wire.Event, _ []source.Status) bool { return len(approvals(evs)) == 2 })
 	m := h.rec.mark()
 	srv.CloseAll(1001, "going away")
-	h.rec.waitStateAfter(t, m, StateReconnecting)
+	h.rec.waitStateAfter(t, m, source.StateReconnecting)
 	// While Herald is away, the gateway settles one approval through
 	// another client (its request.cancel goes nowhere).
 	if _, err := srv.ResolveElsewhere(ref.ID, gone, "deny"); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -35,7 +36,7 @@ type session struct {
 	// row it showed, whether another client took the session, and since
 	// when an attached mid-turn session on 0.18.2 has been silent.
 	heard      int
-	lastRow    *LiveSession
+	lastRow    *source.LiveSession
 	elsewhere  bool
 	quietSince time.Time
 	// submitted is when Herald's own prompt.submit went out, until the
@@ -128,8 +129,8 @@ func (c *Client) attached(s *session, running, listsOpen bool) {
 		s.quietSince = c.clk.Now()
 		defer c.wakeHeartbeat()
 	}
-	p, _ := json.Marshal(ElsewherePayload{Key: s.stored, Reason: map[bool]string{true: "taken back", false: "followed"}[was], Running: running})
-	ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: EventFollowed, Payload: p, ReceivedAt: c.clk.Now()}
+	p, _ := json.Marshal(source.ElsewherePayload{Key: s.stored, Reason: map[bool]string{true: "taken back", false: "followed"}[was], Running: running})
+	ev := wire.Event{Gateway: c.name, Session: s.live, StoredSession: s.stored, Kind: source.EventFollowed, Payload: p, ReceivedAt: c.clk.Now()}
 	c.out.Push(ev)
 	c.mu.Unlock()
 }
@@ -459,7 +460,7 @@ func (c *Client) resync(ctx context.Context, cn *conn, reconnect bool) {
 			missed = reason
 		}
 	}
-	c.setStatus(func(st *Status) {
+	c.setStatus(func(st *source.Status) {
 		if missed != "" {
 			st.MayHaveMissedEvents = true
 			st.MissedReason = missed

@@ -7,6 +7,7 @@ import (
 
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/netfault"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -32,13 +33,13 @@ func TestSleepRedialsAtOnce(t *testing.T) {
 			srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 			defer srv.Close()
 			h := start(t, srv, nil)
-			h.rec.waitState(t, StateConnected)
+			h.rec.waitState(t, source.StateConnected)
 			h.clk.BlockUntil(1)
 			m := h.rec.mark()
 			h.clk.Suspend(2 * time.Hour)
 			woke := h.clk.Now()
 			tc.wake(h)
-			st := h.rec.waitStateAfter(t, m, StateReconnecting)
+			st := h.rec.waitStateAfter(t, m, source.StateReconnecting)
 			if !strings.Contains(st.Err, "asleep") {
 				t.Fatalf("the redial after a sleep says %q, want it to say the computer was asleep", st.Err)
 			}
@@ -70,7 +71,7 @@ func TestCheckLinkProbes(t *testing.T) {
 			}
 			defer px.Close()
 			h := start(t, srv, func(c *Config) { c.URL = "http://" + px.Addr() })
-			h.rec.waitState(t, StateConnected)
+			h.rec.waitState(t, source.StateConnected)
 			h.clk.BlockUntil(1)
 			pings := count(srv.Methods(), "gateway.ping")
 			m := h.rec.mark()
@@ -81,23 +82,23 @@ func TestCheckLinkProbes(t *testing.T) {
 			probing := func() bool { cn := h.client.current(); return cn != nil && cn.pinging.Load() }
 			if !frozen {
 				waitServer(t, srv, "the probe's ping", func() bool { return count(srv.Methods(), "gateway.ping") > pings })
-				h.rec.waitFor(t, "the probe's answer", func([]wire.Event, []Status) bool { return !probing() })
+				h.rec.waitFor(t, "the probe's answer", func([]wire.Event, []source.Status) bool { return !probing() })
 				if got := count(srv.Methods(), "gateway.ping") - pings; got != 1 {
 					t.Fatalf("CheckLink sent %d pings, want 1", got)
 				}
 				h.clk.Advance(ProbeTimeout)
-				if st := h.client.Status(); st.State != StateConnected || srv.Dials() != 1 {
+				if st := h.client.Status(); st.State != source.StateConnected || srv.Dials() != 1 {
 					t.Fatalf("a link that answered the probe dropped: %s %s", st.State, st.Err)
 				}
 				return
 			}
-			h.rec.waitFor(t, "the probe", func([]wire.Event, []Status) bool { return probing() })
+			h.rec.waitFor(t, "the probe", func([]wire.Event, []source.Status) bool { return probing() })
 			h.clk.Advance(ProbeTimeout - 1)
-			if st := h.client.Status(); st.State != StateConnected {
+			if st := h.client.Status(); st.State != source.StateConnected {
 				t.Fatalf("the link dropped before the probe timed out: %s", st.Err)
 			}
 			h.clk.Advance(1)
-			st := h.rec.waitStateAfter(t, m, StateReconnecting)
+			st := h.rec.waitStateAfter(t, m, source.StateReconnecting)
 			if !strings.Contains(st.Err, "network changed") {
 				t.Fatalf("probe failure reported as %q", st.Err)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -33,7 +34,7 @@ func unreadableWhy(err error) string {
 // session as possibly missing events (herald.resync).
 func (c *Client) unreadable(cn *conn, s wire.Salvaged, why string, now time.Time) {
 	c.log.Warn("gateway sent a frame Herald cannot read", "why", why, "kind", s.Kind(), "session", s.Session)
-	c.setStatus(func(st *Status) { st.InvalidFrames++ })
+	c.setStatus(func(st *source.Status) { st.InvalidFrames++ })
 	if s.IsApproval() {
 		p, _ := json.Marshal(wire.ApprovalPayload{
 			SessionID: s.Session, RequestID: s.RequestID,
