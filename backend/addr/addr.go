@@ -24,6 +24,48 @@ func WithScheme(raw string) string {
 	return raw
 }
 
+// credentialParams are query parameters that carry a credential: the
+// dashboard's WebSocket token and ticket, and the usual spellings of a key
+// or password.
+var credentialParams = []string{"token", "ticket", "key", "api_key", "apikey", "password"}
+
+// SecretInQuery names the query parameter of the typed address raw that
+// holds a credential ("token" in ws://host:9119/api/ws?token=...), or ""
+// when none does. Such an address must be refused before it is stored or
+// shown: settings and every screen would then hold the secret.
+func SecretInQuery(raw string) string {
+	u, err := url.Parse(WithScheme(raw))
+	if err != nil {
+		return ""
+	}
+	q := u.Query()
+	for _, p := range credentialParams {
+		for k := range q {
+			if strings.EqualFold(k, p) {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// Shown is the typed address raw as an error may quote it: cut before its
+// query and fragment (a token may sit there), without the scheme Herald
+// adds to a bare host:port.
+func Shown(raw string) string {
+	raw = strings.TrimSpace(raw)
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		return raw[:i] + "…"
+	}
+	return raw
+}
+
+// ErrSecretInQuery is the one-line refusal of an address that carries a
+// credential in its query (SecretInQuery).
+func ErrSecretInQuery(raw, param string) error {
+	return fmt.Errorf("the address %q carries a %s in its ?query: give the address without it and the %s separately (Herald keeps secrets out of settings)", Shown(raw), param, param)
+}
+
 // IsLoopbackName reports whether host is "localhost" or a name under
 // ".localhost" (RFC 6761). Herald never resolves these: Dial connects them
 // to 127.0.0.1 or ::1 itself.

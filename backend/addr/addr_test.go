@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -39,6 +40,35 @@ func TestWithScheme(t *testing.T) {
 	} {
 		if got := WithScheme(in); got != want {
 			t.Errorf("WithScheme(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSecretInQuery: an address that carries a credential in its query
+// is found (so it is refused before it is stored or shown), and errors
+// quote the address without its query.
+func TestSecretInQuery(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ raw, param, shown string }{
+		{"ws://127.0.0.1:9119/api/ws?token=s3cret", "token", `"ws://127.0.0.1:9119/api/ws…"`},
+		{"lab:9119/?Ticket=s3cret", "ticket", `"lab:9119/…"`},
+		{"https://gw/v1?foo=1&api_key=s3cret", "api_key", `"https://gw/v1…"`},
+		{"http://gw:8642/?key=s3cret#frag", "key", `"http://gw:8642/…"`},
+		{"http://gw:9119/?password=s3cret", "password", `"http://gw:9119/…"`},
+		{"http://gw:9119/?page=2", "", ""},
+		{"http://gw:9119/#token=x", "", ""},
+		{"vm:18791", "", ""},
+		{"", "", ""},
+	} {
+		if got := SecretInQuery(tc.raw); got != tc.param {
+			t.Errorf("SecretInQuery(%q) = %q, want %q", tc.raw, got, tc.param)
+		}
+		if tc.param == "" {
+			continue
+		}
+		err := ErrSecretInQuery(tc.raw, tc.param).Error()
+		if !strings.Contains(err, tc.shown) || strings.Contains(err, "s3cret") || strings.Contains(err, "\n") {
+			t.Errorf("ErrSecretInQuery(%q) = %q, want it to quote %s and never the secret", tc.raw, err, tc.shown)
 		}
 	}
 }

@@ -216,11 +216,12 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	if raw == "" {
 		raw = DefaultURL
 	}
+	given := raw // errors quote what the user typed, not what Herald added
 	raw = addr.WithScheme(raw)
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		shown := fmt.Sprintf("%q", raw)
-		if strings.Contains(raw, "@") {
+		shown := fmt.Sprintf("%q", addr.Shown(given))
+		if strings.Contains(given, "@") {
 			shown = "the address" // may hold credentials: never echo it
 		}
 		return nil, &ConfigError{Msg: fmt.Sprintf("%s is not a usable API server address: give it as http://host:port (default %s)", shown, DefaultURL)}
@@ -230,6 +231,9 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	}
 	if u.User != nil {
 		return nil, &ConfigError{Msg: "put the API server key in the key field, not in the address"}
+	}
+	if p := addr.SecretInQuery(given); p != "" {
+		return nil, &ConfigError{Msg: addr.ErrSecretInQuery(given, p).Error()}
 	}
 	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
 	u.RawQuery, u.Fragment = "", ""

@@ -39,6 +39,12 @@ func parseTarget(raw string) (target, error) {
 	if u.User != nil {
 		return target{}, fmt.Errorf("gateway URL must not carry credentials; pass the token or password separately")
 	}
+	// The dashboard's own WebSocket address carries its session token
+	// (/api/ws?token=...). Taken as typed it would be kept in settings and
+	// shown wherever the address is; Herald keeps tokens apart.
+	if p := addr.SecretInQuery(given); p != "" {
+		return target{}, addr.ErrSecretInQuery(given, p)
+	}
 	var httpScheme, wsScheme string
 	switch strings.ToLower(u.Scheme) {
 	case "http", "ws":
@@ -85,9 +91,4 @@ func (t target) origin() string {
 
 // withoutQuery is a URL as typed, cut before its query: a token may sit
 // there, and an error must not echo it.
-func withoutQuery(raw string) string {
-	if i := strings.IndexAny(raw, "?#"); i >= 0 {
-		return raw[:i] + "…"
-	}
-	return raw
-}
+func withoutQuery(raw string) string { return addr.Shown(raw) }

@@ -14,6 +14,8 @@ func TestParseTargetErrorsQuoteWhatWasTyped(t *testing.T) {
 		{raw: "foo bar", want: `gateway URL "foo bar" is not a URL: invalid character " " in host name`, never: "http://"},
 		{raw: "lab host:9119?token=s3cret", want: `gateway URL "lab host:9119…" is not a URL`, never: "s3cret"},
 		{raw: "http://:9119", want: `gateway URL "http://:9119" has no host`},
+		{raw: "ws://127.0.0.1:9119/api/ws?token=s3cret", want: `the address "ws://127.0.0.1:9119/api/ws…" carries a token in its ?query: give the address without it and the token separately`, never: "s3cret"},
+		{raw: "http://lab:9119/?foo=1&TICKET=x&ticket=s3cret", want: `the address "http://lab:9119/…" carries a ticket`, never: "s3cret"},
 	} {
 		_, err := parseTarget(tc.raw)
 		if err == nil {
