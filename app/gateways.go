@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/herald-desktop/herald/backend/addr"
 	"slices"
 	"strings"
 	"time"
@@ -85,6 +86,10 @@ func (a *App) normalize(req AddGatewayRequest) (GatewaySettings, source.Driver, 
 	m, err := d.Mode(req.Auth)
 	if err != nil {
 		return GatewaySettings{}, d, err
+	}
+	// Refused before anything is stored: settings.json holds no secrets.
+	if p := addr.SecretInQuery(req.URL); p != "" {
+		return GatewaySettings{}, d, addr.ErrSecretInQuery(req.URL, p)
 	}
 	g := GatewaySettings{Name: req.Name, URL: strings.TrimSpace(req.URL), Kind: string(d.Kind), Auth: m.Name, CAFile: strings.TrimSpace(req.CAFile)}
 	if m.Username {

@@ -167,3 +167,27 @@ func TestEditGatewayChangesSignIn(t *testing.T) {
 		t.Fatal("editing an unknown gateway succeeded")
 	}
 }
+
+// TestAddGatewayRefusesATokenInTheAddress: the dashboard's WebSocket
+// address with its ?token= is refused before anything is saved, in one
+// line that does not echo the token.
+func TestAddGatewayRefusesATokenInTheAddress(t *testing.T) {
+	a, _, _, settingsPath := emptyDesktop(t)
+	const tok = "s3cret-token-0123456789"
+	for _, req := range []AddGatewayRequest{
+		{Name: "lab", URL: "ws://127.0.0.1:9119/api/ws?token=" + tok, Auth: "token", Token: tok},
+		{Name: "runs", Kind: "api", URL: "http://127.0.0.1:8642/?key=" + tok, Auth: "key", Key: tok},
+	} {
+		err := a.AddGateway(req)
+		if err == nil || strings.Contains(err.Error(), tok) || !strings.Contains(err.Error(), "separately") {
+			t.Fatalf("AddGateway(%s): %v, want a refusal that names what to do and not the secret", req.URL, err)
+		}
+		if err := a.EditGateway("lab", req); err == nil || strings.Contains(err.Error(), tok) {
+			t.Fatalf("EditGateway(%s): %v", req.URL, err)
+		}
+	}
+	raw, _ := os.ReadFile(settingsPath)
+	if strings.Contains(string(raw), tok) {
+		t.Fatalf("settings.json holds the token: %s", raw)
+	}
+}
