@@ -214,7 +214,7 @@ func (c *credFlags) checkURL(e *env, what, raw string, secret string) error {
 		if errors.As(err, &ue) {
 			msg = ue.Err.Error()
 		}
-		return usageError{fmt.Sprintf("%s %s is not a valid URL: %s", what, service.RedactURL(raw), msg)}
+		return usageError{fmt.Sprintf("%s %q is not a valid URL: %s", what, service.RedactURL(raw), msg)}
 	}
 	host, plain := service.PlainTextHost(raw)
 	if !plain || secret == "" {

@@ -45,8 +45,10 @@ func PlainTextHost(rawURL string) (host string, plain bool) {
 // the first '@', '?' or '#' the same way.
 func RedactURL(rawURL string) string {
 	u, err := url.Parse(strings.TrimSpace(rawURL))
-	if err != nil {
-		s := rawURL
+	// Without "://" it is shown as typed (cut as below): net/url reads
+	// "not a url" as a path and would print it as not%20a%20url.
+	if err != nil || !strings.Contains(rawURL, "://") {
+		s := strings.TrimSpace(rawURL)
 		if i := strings.Index(s, "://"); i >= 0 {
 			rest := s[i+3:]
 			if at := strings.LastIndex(rest, "@"); at >= 0 {

@@ -19,8 +19,10 @@ func TestRedactURL(t *testing.T) {
 			t.Errorf("RedactURL(%q) = %q", raw, got)
 		}
 	}
-	if got := RedactURL("https://gw:9119/x"); got != "https://gw:9119/x" {
-		t.Errorf("a clean URL changed: %q", got)
+	for _, clean := range []string{"https://gw:9119/x", "not a url", "vm:18791", "[::1]:9119"} {
+		if got := RedactURL(clean); got != clean {
+			t.Errorf("RedactURL(%q) = %q, want it as typed", clean, got)
+		}
 	}
 }
 
