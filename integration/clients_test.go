@@ -202,6 +202,28 @@ func TestURLForms(t *testing.T) {
 					w.Connected(0)
 				})
 			}
+			// The dashboard's own WebSocket address with its token (as
+			// the page's developer tools show it) is refused in one line
+			// that says what to do and never echoes the token.
+			refused := []struct {
+				name string
+				args []string
+			}{
+				{"ws url with ?token=", []string{"--gateway", "ws://" + hostPort + "/api/ws?token=" + ws.Secret}},
+				{"api url with ?key=", []string{"--api", api.Base + "/?key=" + api.Secret}},
+			}
+			for _, f := range refused {
+				t.Run(f.name, func(t *testing.T) {
+					t.Parallel()
+					h := newHerald(t)
+					out, errOut, code := h.run(append([]string{"watch"}, f.args...)...)
+					line := strings.TrimSpace(errOut)
+					if code == 0 || strings.Contains(line, "\n") || !strings.Contains(line, "separately") ||
+						strings.Contains(out+errOut, ws.Secret) || strings.Contains(out+errOut, api.Secret) {
+						t.Fatalf("watch %v: exit %d, stdout %q, stderr %q; want one line saying to give the secret separately, without it", f.args, code, out, errOut)
+					}
+				})
+			}
 		})
 	}
 }
