@@ -150,3 +150,23 @@ func peerIsLoopback(c net.Conn) bool {
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
 }
+
+// DashboardBase turns a Hermes dashboard or gateway URL into the
+// dashboard's http(s) base (a gateway and the dashboard's bridge share it): ws://h:p/api/ws?token=x gives http://h:p.
+func DashboardBase(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%q is not a Hermes dashboard address: use http://HOST:PORT or the gateway's ws:// URL", raw)
+	}
+	switch u.Scheme {
+	case "ws", "http":
+		u.Scheme = "http"
+	case "wss", "https":
+		u.Scheme = "https"
+	default:
+		return nil, fmt.Errorf("%q is not a Hermes dashboard address: use http://HOST:PORT or the gateway's ws:// URL", raw)
+	}
+	path := strings.TrimSuffix(u.Path, "/")
+	path = strings.TrimSuffix(path, "/api/ws")
+	return &url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}, nil
+}

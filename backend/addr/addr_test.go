@@ -160,3 +160,23 @@ func TestDialRefusesALoopbackTargetThatIsNot(t *testing.T) {
 		t.Fatalf("dialled %v, err %v", r.dialed, err)
 	}
 }
+
+func TestDashboardBase(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"ws://127.0.0.1:9119/api/ws?token=x": "http://127.0.0.1:9119",
+		"wss://h.example/hermes/api/ws":      "https://h.example/hermes",
+		"http://h:1/":                        "http://h:1",
+		"https://h":                          "https://h",
+	} {
+		u, err := DashboardBase(in)
+		if err != nil || u.String() != want {
+			t.Errorf("DashboardBase(%q) = %v, %v; want %s", in, u, err, want)
+		}
+	}
+	for _, bad := range []string{"", "h:1", "ftp://h/"} {
+		if _, err := DashboardBase(bad); err == nil {
+			t.Errorf("DashboardBase(%q) accepted", bad)
+		}
+	}
+}

@@ -214,7 +214,7 @@ func New(cfg Config) (*Client, error) {
 	if strings.TrimSpace(cfg.Name) == "" {
 		return nil, errors.New("a bridge needs a name")
 	}
-	base, err := BaseURL(cfg.URL)
+	base, err := addr.DashboardBase(cfg.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -243,26 +243,6 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{cfg: cfg, base: base, hc: hc, kick: make(chan struct{}, 1), known: map[string]Item{}, ended: map[string]Item{}, answering: map[string]*string{}}
 	c.status = source.Status{Gateway: cfg.Name, Kind: string(Kind), State: source.StateIdle}
 	return c, nil
-}
-
-// BaseURL turns a dashboard or gateway URL into the dashboard's http(s)
-// base: ws://h:p/api/ws?token=x gives http://h:p.
-func BaseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("%q is not a Hermes dashboard address: use http://HOST:PORT or the gateway's ws:// URL", raw)
-	}
-	switch u.Scheme {
-	case "ws", "http":
-		u.Scheme = "http"
-	case "wss", "https":
-		u.Scheme = "https"
-	default:
-		return nil, fmt.Errorf("%q is not a Hermes dashboard address: use http://HOST:PORT or the gateway's ws:// URL", raw)
-	}
-	path := strings.TrimSuffix(u.Path, "/")
-	path = strings.TrimSuffix(path, "/api/ws")
-	return &url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}, nil
 }
 
 func tokenOf(raw string) string {

@@ -323,26 +323,6 @@ func httptestServer(t *testing.T, h http.Handler) string {
 	return srv.URL
 }
 
-func TestBaseURL(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"ws://127.0.0.1:9119/api/ws?token=x": "http://127.0.0.1:9119",
-		"wss://h.example/hermes/api/ws":      "https://h.example/hermes",
-		"http://h:1/":                        "http://h:1",
-		"https://h":                          "https://h",
-	} {
-		u, err := bridge.BaseURL(in)
-		if err != nil || u.String() != want {
-			t.Errorf("BaseURL(%q) = %v, %v; want %s", in, u, err, want)
-		}
-	}
-	for _, bad := range []string{"", "h:1", "ftp://h/"} {
-		if _, err := bridge.BaseURL(bad); err == nil {
-			t.Errorf("BaseURL(%q) accepted", bad)
-		}
-	}
-}
-
 func TestOriginWhere(t *testing.T) {
 	t.Parallel()
 	for o, want := range map[bridge.Origin]string{
