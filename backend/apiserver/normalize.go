@@ -27,7 +27,7 @@ const (
 	// RunStatusChanged is synthetic (made by Herald, not the server): the
 	// polled run status changed while no live stream was available. Data
 	// is a *RunStatus.
-	RunStatusChanged = "herald.run.status"
+	RunStatusChanged = wire.RunStatusChanged
 )
 
 // RunOutcomePayload is the Data of run.completed, run.failed,

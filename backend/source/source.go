@@ -61,15 +61,3 @@ type Source interface {
 // (errors.Is), so surfaces can say how to sign in without naming the
 // transport.
 var ErrUnauthorized = errors.New("the server refused Herald's credentials")
-
-// RunStarter is a Source that can start runs.
-type RunStarter interface {
-	// StartRun starts a run with input, follows it and returns its id.
-	StartRun(ctx context.Context, input string) (string, error)
-}
-
-// LinkChecker is a Source whose link can be checked at once (after the
-// machine woke up), instead of waiting for its next heartbeat.
-type LinkChecker interface {
-	CheckLink()
-}

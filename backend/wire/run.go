@@ -10,7 +10,17 @@ const (
 	// RunInterrupted is the terminal state newer servers report for a run
 	// whose gateway restarted before it settled.
 	RunInterrupted = "run.interrupted"
+	// RunStatusChanged is synthetic (made by Herald, not a server): a
+	// run's polled status changed while no live stream was available. Its
+	// Data implements RunState.
+	RunStatusChanged = "herald.run.status"
 )
+
+// RunState is the Data of RunStatusChanged.
+type RunState interface {
+	// Terminal reports whether the run has ended.
+	Terminal() bool
+}
 
 // IsRunEnd reports whether kind ends a run.
 func IsRunEnd(kind string) bool {

@@ -1,0 +1,106 @@
+package source
+
+import (
+	"context"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// Optional capabilities. A Source has one when it implements the
+// interface; the service finds them by type assertion and surfaces ask
+// the service, never a source. A transport implements those its server
+// offers and nothing else.
+
+// RunStarter is a Source that can start runs.
+type RunStarter interface {
+	// StartRun starts a run with input, follows it and returns its id.
+	StartRun(ctx context.Context, input string) (string, error)
+}
+
+// LinkChecker is a Source whose link can be checked at once (after the
+// machine woke up), instead of waiting for its next heartbeat.
+type LinkChecker interface {
+	CheckLink()
+}
+
+// FollowedSession is a session a SessionFollower follows.
+type FollowedSession struct {
+	// ID is the live id, StoredID the stored one (what resuming takes).
+	ID       string
+	StoredID string
+	// Elsewhere: another client took its live events.
+	Elsewhere bool
+}
+
+// SessionFollower is a Source whose server has live sessions that other
+// clients drive too, and that follows them by stored id (it reports
+// listings through Hooks.OnDiscovery).
+type SessionFollower interface {
+	// Followed lists the sessions followed now.
+	Followed() []FollowedSession
+	// Attach follows a stored session now; the source must be
+	// connected.
+	Attach(ctx context.Context, storedID string) (FollowedSession, error)
+	// TakeBack makes the live events of a followed session that another
+	// client took come to Herald again.
+	TakeBack(ctx context.Context, id string) error
+	// FanOut reports whether the server sends each session's events to
+	// every client that follows it (else to one client at a time).
+	FanOut() bool
+}
+
+// Asker is a Source that takes prompts: the window's quick prompt and
+// `herald ask`.
+type Asker interface {
+	// Ask sends text to a session (live or stored id; "" starts a new
+	// one). Its errors say, for people, whether the text was sent.
+	Ask(ctx context.Context, session, text string) (Asked, error)
+}
+
+// Asked is what the server answered to a prompt.
+type Asked struct {
+	// Session is the live session (or run) id, StoredSession the stored
+	// one when known.
+	Session       string
+	StoredSession string
+	NewSession    bool
+	// Status is the server's answer (streaming, queued, started, ...).
+	Status string
+	// Note is a caveat for the user.
+	Note string
+}
+
+// Stopper is a Source that can stop a session's turn or a run and
+// confirm its end.
+type Stopper interface {
+	// Stop stops the turn or run id and returns once the server confirmed
+	// its end, or an error that says what is not known.
+	Stop(ctx context.Context, id string, w StopWait) (Stopped, error)
+}
+
+// StopWait is what the caller knows and gives a Stopper to wait with.
+type StopWait struct {
+	// Ended delivers the turn's (or run's) end event when the source
+	// reports it.
+	Ended <-chan wire.Event
+	// Known: the caller has seen the session; Running: it was running.
+	Known, Running bool
+	// Confirm is how long to wait for the end before asking the server;
+	// Poll how often to ask it meanwhile.
+	Confirm, Poll time.Duration
+	Clock         clock.Clock
+}
+
+// Stopped is what the server confirmed about a stop.
+type Stopped struct {
+	// Outcome is interrupted, cancelled, completed, failed, or
+	// OutcomeNotRunning.
+	Outcome string
+	// Message says it for people.
+	Message string
+}
+
+// OutcomeNotRunning: there was nothing to stop.
+const OutcomeNotRunning = "not-running"
