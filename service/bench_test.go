@@ -28,7 +28,7 @@ func BenchmarkApprovalToNotifier(b *testing.B) {
 		}
 	})
 	defer s.Close()
-	c, err := s.AddGateway(gateway.Config{Name: "gw", URL: srv.URL, Token: srv.Token()})
+	c, err := addGateway(s, gateway.Config{Name: "gw", URL: srv.URL, Token: srv.Token()})
 	if err != nil {
 		b.Fatal(err)
 	}

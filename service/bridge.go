@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/herald-desktop/herald/approval"
-	"github.com/herald-desktop/herald/backend/bridge"
+	"github.com/herald-desktop/herald/backend/addr"
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
@@ -12,7 +12,7 @@ import (
 // KindBridge is the Herald bridge: the route of the Hermes plugin
 // "herald" on a dashboard, through which Herald sees and answers the
 // approvals of every Hermes process of that profile (CLI, TUI, messaging).
-const KindBridge = bridge.Kind
+const KindBridge Kind = "bridge"
 
 // BridgeName is the name of a gateway's bridge source.
 func BridgeName(gateway string) string { return gateway + "-bridge" }
@@ -70,7 +70,7 @@ func (s *Service) waitingNotice(ev wire.Event) bool {
 
 // rememberBase records which dashboard a source talks to.
 func (s *Service) rememberBase(name, rawURL string) {
-	u, err := bridge.BaseURL(rawURL)
+	u, err := addr.DashboardBase(rawURL)
 	if err != nil {
 		return
 	}
@@ -97,11 +97,11 @@ func (s *Service) followsOnGatewayOf(bridgeName, live, key string) bool {
 	}
 	s.src.mu.Unlock()
 	for _, gw := range gws {
-		c, ok := s.gatewayClient(gw)
+		c, ok := s.follower(gw)
 		if !ok {
 			continue
 		}
-		for _, r := range c.Sessions() {
+		for _, r := range c.Followed() {
 			if !r.Elsewhere && ((live != "" && r.ID == live) || (key != "" && r.StoredID == key)) {
 				return true
 			}

@@ -304,7 +304,7 @@ func displayOf(l source.LiveSession) string {
 func (s *Service) attachLive(gw string, l source.LiveSession, auto bool) {
 	// The pool knows the client as soon as it runs (its first listing
 	// may come before the source is registered).
-	c, ok := s.gatewayClient(gw)
+	c, ok := s.follower(gw)
 	if !ok {
 		s.live.mu.Lock()
 		delete(s.liveLocked(gw).attaching, l.Key)
@@ -316,7 +316,7 @@ func (s *Service) attachLive(gw string, l source.LiveSession, auto bool) {
 		defer s.wg.Done()
 		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 		defer cancel()
-		_, err := c.AttachSession(ctx, l.Key)
+		_, err := c.Attach(ctx, l.Key)
 		s.live.mu.Lock()
 		st := s.liveLocked(gw)
 		delete(st.attaching, l.Key)
@@ -352,7 +352,7 @@ func (s *Service) noticeFromEvent(ev wire.Event) {
 		name = firstNonEmpty(ev.StoredSession, ev.Session)
 	}
 	fanOut := false
-	if c, ok := s.gatewayClient(ev.Gateway); ok {
+	if c, ok := s.follower(ev.Gateway); ok {
 		fanOut = c.FanOut()
 	}
 	switch {
@@ -409,7 +409,7 @@ func (s *Service) findLive(gw, id string) (source.LiveSession, bool) {
 // its live or stored id. On 0.18.2 a client watching it stops receiving
 // its live events.
 func (s *Service) FollowSession(ctx context.Context, gw, id string) error {
-	c, ok := s.gatewayClient(gw)
+	c, ok := s.follower(gw)
 	if !ok {
 		return fmt.Errorf("no WebSocket gateway named %q is configured", gw)
 	}
@@ -421,7 +421,7 @@ func (s *Service) FollowSession(ctx context.Context, gw, id string) error {
 	st := s.liveLocked(gw)
 	delete(st.declined, key)
 	s.live.mu.Unlock()
-	if _, err := c.AttachSession(ctx, key); err != nil {
+	if _, err := c.Attach(ctx, key); err != nil {
 		var re *wire.RPCError
 		if errors.As(err, &re) && re.Code == 4007 {
 			return fmt.Errorf("session %s cannot be followed yet: Hermes can resume a session only after its first prompt; try again once it has started", id)
@@ -439,14 +439,15 @@ func (s *Service) FollowSession(ctx context.Context, gw, id string) error {
 // following it again automatically. Its events still reach Herald until
 // another client resumes it (Hermes does not hand them back).
 func (s *Service) UnfollowSession(gw, id string) error {
-	c, ok := s.gatewayClient(gw)
+	src, _ := s.Source(gw)
+	c, ok := src.(source.SessionFollower)
 	if !ok {
 		return fmt.Errorf("no WebSocket gateway named %q is configured", gw)
 	}
 	found := false
-	for _, ref := range c.Sessions() {
+	for _, ref := range c.Followed() {
 		if ref.ID == id || ref.StoredID == id {
-			c.Forget(ref.ID)
+			src.Unfollow(ref.ID)
 			found = true
 			s.live.mu.Lock()
 			st := s.liveLocked(gw)
@@ -490,13 +491,13 @@ func (s *Service) FollowAll(ctx context.Context, gw string) (int, error) {
 // TakeBack makes the live events of a followed session that another
 // client took come to Herald again.
 func (s *Service) TakeBack(ctx context.Context, gw, id string) error {
-	c, ok := s.gatewayClient(gw)
+	c, ok := s.follower(gw)
 	if !ok {
 		return fmt.Errorf("no WebSocket gateway named %q is configured", gw)
 	}
-	for _, ref := range c.Sessions() {
+	for _, ref := range c.Followed() {
 		if ref.ID == id || ref.StoredID == id {
-			if _, err := c.TakeBack(ctx, ref.ID); err != nil {
+			if err := c.TakeBack(ctx, ref.ID); err != nil {
 				return err
 			}
 			s.changed()

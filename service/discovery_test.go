@@ -73,7 +73,7 @@ func (r *liveRig) start(p FollowPolicy) *liveRig {
 
 func (r *liveRig) connect() {
 	r.t.Helper()
-	if _, err := r.svc.AddGateway(gateway.Config{Name: "lab", URL: r.srv.URL, Token: r.srv.Token()}); err != nil {
+	if _, err := addGateway(r.svc, gateway.Config{Name: "lab", URL: r.srv.URL, Token: r.srv.Token()}); err != nil {
 		r.t.Fatal(err)
 	}
 	r.wait("the first listing", func() bool { return !r.listed().At.IsZero() })

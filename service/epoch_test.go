@@ -24,7 +24,7 @@ func liveGateway(t *testing.T, opt hermestest.Options) (*hermestest.Server, *Ser
 	s := New(Config{})
 	onChange(s, ch.poke)
 	t.Cleanup(s.Close)
-	c, err := s.AddGateway(gateway.Config{Name: "gw", URL: srv.URL, Token: srv.Token()})
+	c, err := addGateway(s, gateway.Config{Name: "gw", URL: srv.URL, Token: srv.Token()})
 	if err != nil {
 		t.Fatal(err)
 	}

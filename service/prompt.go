@@ -3,8 +3,6 @@ package service
 import (
 	"context"
 
-	"github.com/herald-desktop/herald/approval"
-	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -20,6 +18,3 @@ func (s *Service) AnswerText(ctx context.Context, key string, value *wire.Secret
 	}
 	return s.inbox.AnswerText(ctx, key, value, surface)
 }
-
-// A WebSocket source answers prompts; an API server has none.
-var _ approval.PromptAnswerer = (*gateway.Source)(nil)

@@ -9,8 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/herald-desktop/herald/backend/apiserver"
-	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -77,7 +76,7 @@ type StopResult struct {
 const (
 	OutcomeInterrupted = "interrupted"
 	OutcomeCancelled   = "cancelled"
-	OutcomeNotRunning  = "not-running"
+	OutcomeNotRunning  = source.OutcomeNotRunning
 )
 
 // ActiveRuns lists the runs Herald sees running, sorted by gateway and id.
@@ -146,16 +145,19 @@ func (s *Service) resolveRun(gw, id string) (gwName, runID, transport string, er
 	return "", "", "", fmt.Errorf("%q matches %d active runs: give more of the id, or NAME/ID", id, len(hits))
 }
 
-// transport reports whether gw is a WebSocket gateway or an API server
-// ("" when unknown).
+// transport is the kind of the source gw if it takes prompts or stops
+// runs ("" when unknown or when it does neither).
 func (s *Service) transport(gw string) string {
-	if _, ok := s.gatewayClient(gw); ok {
-		return TransportWS
+	src, ok := s.Source(gw)
+	if !ok {
+		return ""
 	}
-	if _, ok := s.apiClient(gw); ok {
-		return TransportAPI
+	_, asks := src.(source.Asker)
+	_, stops := src.(source.Stopper)
+	if !asks && !stops {
+		return ""
 	}
-	return ""
+	return string(src.Kind())
 }
 
 func (s *Service) runningNow(gw, id string) (running, known bool) {
@@ -176,175 +178,18 @@ func (s *Service) StopRun(ctx context.Context, gw, id string) (StopResult, error
 	if err != nil {
 		return StopResult{}, err
 	}
-	if t == TransportAPI {
-		return s.stopAPIRun(ctx, gw, id)
-	}
-	return s.interruptSession(ctx, gw, id)
-}
-
-func (s *Service) interruptSession(ctx context.Context, gw, id string) (StopResult, error) {
-	c, ok := s.gatewayClient(gw)
+	src, _ := s.Source(gw)
+	st, ok := src.(source.Stopper)
 	if !ok {
-		return StopResult{}, fmt.Errorf("no gateway named %q is configured", gw)
+		return StopResult{}, fmt.Errorf("%s cannot stop runs: stop it on the Hermes host", gw)
 	}
-	res := StopResult{Gateway: gw, ID: id, Transport: TransportWS}
-	wasRunning, known := s.runningNow(gw, id)
+	w := source.StopWait{Confirm: ConfirmWait, Poll: PollEvery, Clock: s.clk}
+	w.Running, w.Known = s.runningNow(gw, id)
 	ended, done := s.turns.watch(gw, id)
 	defer done()
-	var r struct {
-		Status string `json:"status"`
-	}
-	if err := c.Call(ctx, "session.interrupt", map[string]any{"session_id": id}, &r); err != nil {
-		return res, interruptError(gw, id, err)
-	}
-	if r.Status == "not_interrupted" {
-		res.Outcome, res.Message = OutcomeNotRunning, fmt.Sprintf("%s/%s: the gateway says nothing was running to interrupt", gw, id)
-		return res, nil
-	}
-	if known && !wasRunning {
-		// Herald saw the session idle: ask instead of waiting for a
-		// turn end that will not come.
-		return s.confirmByStatus(ctx, c, res, false)
-	}
-	t := s.clk.NewTimer(ConfirmWait)
-	defer t.Stop()
-	tick := s.clk.NewTicker(PollEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case ev := <-ended:
-			res.Outcome = OutcomeInterrupted
-			if cp, ok := ev.Data.(*wire.CompletePayload); ok && cp.Status != "" && cp.Status != OutcomeInterrupted {
-				res.Outcome = cp.Status // the turn ended on its own first
-			}
-			res.Message = fmt.Sprintf("%s/%s: turn %s (confirmed by the gateway)", gw, id, res.Outcome)
-			return res, nil
-		case <-tick.C():
-			if agentIdle(ctx, c, id) {
-				res.Outcome = OutcomeInterrupted
-				res.Message = fmt.Sprintf("%s/%s: the turn has ended (confirmed by session.status; its live events go to another client)", gw, id)
-				return res, nil
-			}
-		case <-t.C():
-			return s.confirmByStatus(ctx, c, res, true)
-		case <-ctx.Done():
-			return res, fmt.Errorf("%s/%s: the interrupt was sent but Herald stopped waiting before the gateway confirmed it (%v); check the session with `herald watch`", gw, id, ctx.Err())
-		}
-	}
-}
-
-// agentIdle reports whether session.status says the agent is not running.
-func agentIdle(ctx context.Context, c *gateway.Client, id string) bool {
-	var st struct {
-		Output string `json:"output"`
-	}
-	return c.Call(ctx, "session.status", map[string]any{"session_id": id}, &st) == nil && strings.Contains(st.Output, "Agent Running: No")
-}
-
-// confirmByStatus asks session.status whether the agent still runs (the
-// turn's events may go to another client on 0.18.2).
-func (s *Service) confirmByStatus(ctx context.Context, c *gateway.Client, res StopResult, waited bool) (StopResult, error) {
-	var st struct {
-		Output string `json:"output"`
-	}
-	err := c.Call(ctx, "session.status", map[string]any{"session_id": res.ID}, &st)
-	switch {
-	case err != nil:
-		return res, fmt.Errorf("%s/%s: the interrupt was sent, but whether the turn ended is unknown: asking the gateway failed (%v); check the session with `herald watch`", res.Gateway, res.ID, err)
-	case strings.Contains(st.Output, "Agent Running: No"):
-		if waited {
-			res.Outcome = OutcomeInterrupted
-			res.Message = fmt.Sprintf("%s/%s: the turn has ended (confirmed by session.status; its live events go to another client)", res.Gateway, res.ID)
-		} else {
-			res.Outcome = OutcomeNotRunning
-			res.Message = fmt.Sprintf("%s/%s: nothing was running", res.Gateway, res.ID)
-		}
-		return res, nil
-	case strings.Contains(st.Output, "Agent Running: Yes"):
-		return res, fmt.Errorf("%s/%s: the gateway accepted the interrupt but the agent is still running after %s (a tool may not be interruptible); try again, or stop it on the Hermes host", res.Gateway, res.ID, ConfirmWait)
-	}
-	return res, fmt.Errorf("%s/%s: the interrupt was sent, but the gateway did not say whether the turn ended; check the session with `herald watch`", res.Gateway, res.ID)
-}
-
-func interruptError(gw, id string, err error) error {
-	var re *wire.RPCError
-	switch {
-	case errors.Is(err, gateway.ErrNotConnected):
-		return fmt.Errorf("%s is not connected, so nothing was sent; Herald reconnects by itself: try again once it shows connected", gw)
-	case errors.As(err, &re) && re.Code == 4001:
-		return fmt.Errorf("%s has no session %s (it ended or was reclaimed); nothing was interrupted", gw, id)
-	}
-	return fmt.Errorf("interrupting %s/%s failed: %v; try again", gw, id, err)
-}
-
-func (s *Service) stopAPIRun(ctx context.Context, gw, id string) (StopResult, error) {
-	c, ok := s.apiClient(gw)
-	if !ok {
-		return StopResult{}, fmt.Errorf("no API server named %q is configured", gw)
-	}
-	res := StopResult{Gateway: gw, ID: id, Transport: TransportAPI}
-	ended, done := s.turns.watch(gw, id)
-	defer done()
-	st, err := c.StopRun(ctx, id)
-	switch {
-	case errors.Is(err, apiserver.ErrNotFound):
-		res.Outcome, res.Message = OutcomeNotRunning, fmt.Sprintf("%s/%s: the API server has no such run running (it ended or is unknown)", gw, id)
-		return res, nil
-	case err != nil:
-		return res, fmt.Errorf("%v; nothing is known to have stopped: try again", err)
-	}
-	if terminalRunStatus(st.Status) {
-		return apiOutcome(res, st.Status), nil
-	}
-	t := s.clk.NewTimer(ConfirmWait)
-	defer t.Stop()
-	tick := s.clk.NewTicker(PollEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case ev := <-ended:
-			status := strings.TrimPrefix(ev.Kind, "run.")
-			if rs, ok := ev.Data.(*apiserver.RunStatus); ok {
-				status = rs.Status
-			}
-			return apiOutcome(res, status), nil
-		case <-tick.C():
-			if got, err := c.GetRun(ctx, id); err == nil && terminalRunStatus(got.Status) {
-				return apiOutcome(res, got.Status), nil
-			}
-			continue
-		case <-t.C():
-		case <-ctx.Done():
-			return res, fmt.Errorf("%s/%s: the stop was sent but Herald stopped waiting before the server confirmed it (%v)", gw, id, ctx.Err())
-		}
-		break
-	}
-	got, err := c.GetRun(ctx, id)
-	if err != nil {
-		return res, fmt.Errorf("%s/%s: the stop was sent, but whether the run ended is unknown: %v", gw, id, err)
-	}
-	if terminalRunStatus(got.Status) {
-		return apiOutcome(res, got.Status), nil
-	}
-	return res, fmt.Errorf("%s/%s: the API server is still %s after %s; try again, or stop it on the Hermes host", gw, id, got.Status, ConfirmWait)
-}
-
-func terminalRunStatus(st string) bool {
-	switch st {
-	case "completed", "failed", "cancelled", "interrupted":
-		return true
-	}
-	return false
-}
-
-func apiOutcome(res StopResult, status string) StopResult {
-	res.Outcome = status
-	if status == "cancelled" {
-		res.Message = fmt.Sprintf("%s/%s: run stopped (confirmed by the API server)", res.Gateway, res.ID)
-	} else {
-		res.Message = fmt.Sprintf("%s/%s: the run had already ended (%s)", res.Gateway, res.ID, status)
-	}
-	return res
+	w.Ended = ended
+	r, err := st.Stop(ctx, id, w)
+	return StopResult{Gateway: gw, ID: id, Transport: t, Outcome: r.Outcome, Message: r.Message}, err
 }
 
 // turnWaiters wakes StopRun when a session's turn or a run ends.
@@ -400,9 +245,9 @@ func endsTurn(ev wire.Event) bool {
 	switch ev.Kind {
 	case wire.MessageComplete, wire.RunCompleted, wire.RunFailed, wire.RunCancelled, wire.RunInterrupted:
 		return true
-	case apiserver.RunStatusChanged:
-		rs, ok := ev.Data.(*apiserver.RunStatus)
-		return ok && terminalRunStatus(rs.Status)
+	case wire.RunStatusChanged:
+		rs, ok := ev.Data.(wire.RunState)
+		return ok && rs.Terminal()
 	}
 	return false
 }

@@ -21,7 +21,7 @@ func BenchmarkStopRunConfirmed(b *testing.B) {
 	s := New(Config{})
 	onChange(s, ch.poke)
 	defer s.Close()
-	c, err := s.AddGateway(gateway.Config{Name: "gw", URL: srv.URL, Token: srv.Token()})
+	c, err := addGateway(s, gateway.Config{Name: "gw", URL: srv.URL, Token: srv.Token()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (h *runHarness) until(t *testing.T, what string, cond func() bool) {
 
 func (h *runHarness) addGateway(t *testing.T, srv *hermestest.Server) *gateway.Client {
 	t.Helper()
-	c, err := h.svc.AddGateway(gateway.Config{Name: "gw", URL: srv.URL, Token: srv.Token(), Clock: clock.Real{}})
+	c, err := addGateway(h.svc, gateway.Config{Name: "gw", URL: srv.URL, Token: srv.Token(), Clock: clock.Real{}})
 	if err != nil {
 		t.Fatal(err)
 	}

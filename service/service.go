@@ -27,7 +27,6 @@ import (
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/clock"
-	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
@@ -163,49 +162,6 @@ func (s *Service) problem(source string, err error) {
 
 // Inbox is the approval inbox.
 func (s *Service) Inbox() *approval.Inbox { return s.inbox }
-
-// AddGateway starts a channel to a WebSocket gateway; it is AddSource for
-// callers (tests) that need the gateway client itself.
-func (s *Service) AddGateway(cfg gateway.Config) (*gateway.Client, error) {
-	if cfg.Clock == nil {
-		cfg.Clock = s.clk
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = s.log
-	}
-	if cfg.DiscoveryInterval == 0 {
-		cfg.DiscoveryInterval = s.cfg.DiscoveryInterval
-	}
-	userDisc, userEvent := cfg.OnDiscovery, cfg.OnEvent
-	cfg.OnDiscovery = func(d source.Discovery) {
-		if userDisc != nil {
-			userDisc(d)
-		}
-		s.onDiscovery(d)
-	}
-	cfg.OnEvent = func(ev wire.Event) {
-		if userEvent != nil {
-			userEvent(ev)
-		}
-		s.onEvent(ev)
-	}
-	cfg.OnStatus = s.statusHook(cfg.OnStatus)
-	if cfg.Name != "" {
-		if err := s.taken(cfg.Name); err != nil {
-			return nil, err
-		}
-	}
-	var name string
-	src, err := gateway.NewSource(cfg, func(err error) { s.problem(name, err) })
-	if err != nil {
-		return nil, err
-	}
-	name = src.Name()
-	if err := s.start(src); err != nil {
-		return nil, err
-	}
-	return src.Client(), nil
-}
 
 // Answer sends a user's choice through the inbox.
 func (s *Service) Answer(ctx context.Context, key, choice, surface string, confirmAlways bool) error {

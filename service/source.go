@@ -8,21 +8,20 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/clock"
-	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/source"
 )
 
 // Kind is the transport of a Source (see backend/source).
 type Kind = source.Kind
 
-// Source kinds.
+// Source kinds of the transports Herald is built with (their drivers
+// register them; see transports.go).
 const (
 	// KindGateway is the dashboard gateway's WebSocket (/api/ws JSON-RPC).
-	KindGateway = gateway.Kind
+	KindGateway Kind = "ws"
 	// KindAPIServer is Hermes' API server (/v1 HTTP and SSE).
-	KindAPIServer = apiserver.Kind
+	KindAPIServer Kind = "api"
 )
 
 // ParseKind reads a kind as settings and flags spell it ("" is the
@@ -215,32 +214,15 @@ func (s *Service) Sources() []Source {
 	return out
 }
 
-// gatewayClient returns a WebSocket source's client, for gateway-only
-// calls (live sessions, JSON-RPC).
-func (s *Service) gatewayClient(name string) (*gateway.Client, bool) {
+// follower returns a source that follows live sessions by stored id
+// (the dashboard gateway's), for the Sessions panel's calls.
+func (s *Service) follower(name string) (source.SessionFollower, bool) {
 	src, ok := s.Source(name)
 	if !ok {
 		return nil, false
 	}
-	w, ok := src.(*gateway.Source)
-	if !ok {
-		return nil, false
-	}
-	return w.Client(), true
-}
-
-// apiClient returns an API-server source's client, for API-only calls
-// (stopping runs, starting them with options).
-func (s *Service) apiClient(name string) (*apiserver.Client, bool) {
-	src, ok := s.Source(name)
-	if !ok {
-		return nil, false
-	}
-	a, ok := src.(*apiserver.Source)
-	if !ok {
-		return nil, false
-	}
-	return a.Client(), true
+	f, ok := src.(source.SessionFollower)
+	return f, ok
 }
 
 // CheckLinks asks every source that can to check its link now (after the

@@ -136,11 +136,11 @@ func BenchmarkApprovalUnderSRQFlood(b *testing.B) {
 			shown.Add(1)
 		}
 	})
-	rc, err := s.AddGateway(gateway.Config{Name: "real", URL: real.URL, Token: real.Token()})
+	rc, err := addGateway(s, gateway.Config{Name: "real", URL: real.URL, Token: real.Token()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.AddGateway(gateway.Config{Name: "flood", URL: fs.URL, Token: "t"}); err != nil {
+	if _, err := addGateway(s, gateway.Config{Name: "flood", URL: fs.URL, Token: "t"}); err != nil {
 		b.Fatal(err)
 	}
 	testwait.Until(b, 20*time.Second, "connected", real.Changed, func() bool { return rc.Status().State == source.StateConnected })

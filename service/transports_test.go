@@ -1,0 +1,63 @@
+package service
+
+import (
+	"testing"
+
+	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/apiserver"
+	"github.com/herald-desktop/herald/backend/bridge"
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/source"
+)
+
+// A WebSocket source answers prompts; an API server has none.
+var _ approval.PromptAnswerer = (*gateway.Source)(nil)
+
+// addGateway adds a dashboard gateway as AddSource does, for tests that
+// drive its client itself.
+func addGateway(s *Service, cfg gateway.Config) (*gateway.Client, error) {
+	src, err := s.AddSource(SourceConfig{Kind: KindGateway, Name: cfg.Name, URL: cfg.URL, Secrets: map[string]string{"token": cfg.Token}, Clock: cfg.Clock})
+	if err != nil {
+		return nil, err
+	}
+	return src.(*gateway.Source).Client(), nil
+}
+
+// The kinds service names are the ones the transports register.
+func TestKindsAreRegistered(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		service, transport source.Kind
+	}{
+		{KindGateway, gateway.Kind},
+		{KindAPIServer, apiserver.Kind},
+		{KindBridge, bridge.Kind},
+	} {
+		if tc.service != tc.transport {
+			t.Errorf("service names %q, the transport registers %q", tc.service, tc.transport)
+		}
+		if d, err := source.Lookup(string(tc.service)); err != nil || d.Kind != tc.service {
+			t.Errorf("Lookup(%q) = %v, %v", tc.service, d.Kind, err)
+		}
+	}
+}
+
+// gatewayClient is a dashboard gateway source's client, for tests.
+func (s *Service) gatewayClient(name string) (*gateway.Client, bool) {
+	src, _ := s.Source(name)
+	g, ok := src.(*gateway.Source)
+	if !ok {
+		return nil, false
+	}
+	return g.Client(), true
+}
+
+// apiClient is an API-server source's client, for tests.
+func (s *Service) apiClient(name string) (*apiserver.Client, bool) {
+	src, _ := s.Source(name)
+	a, ok := src.(*apiserver.Source)
+	if !ok {
+		return nil, false
+	}
+	return a.Client(), true
+}
