@@ -130,7 +130,7 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 		if err := svc.ServeControl(ctx, ctl); err != nil {
 			t.Fatal(err)
 		}
-		src, err := svc.AddSource(service.SourceConfig{Kind: "toy", Name: "toybox", Secrets: map[string]string{"key": "sesame"}})
+		src, err := svc.AddSource(service.SourceConfig{Kind: "toy", Config: source.Config{Name: "toybox", Secrets: map[string]string{"key": "sesame"}}})
 		if err != nil {
 			t.Fatal(err)
 		}

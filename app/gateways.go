@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/herald-desktop/herald/backend/addr"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/herald-desktop/herald/backend/addr"
 
 	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/source"
@@ -32,7 +33,7 @@ func (a *App) sourceConfig(g GatewaySettings) (service.SourceConfig, error) {
 	if err != nil {
 		return service.SourceConfig{}, err
 	}
-	cfg := service.SourceConfig{Kind: d.Kind, Name: g.Name, URL: g.URL, Username: g.Username, Logger: a.log}
+	cfg := service.SourceConfig{Kind: d.Kind, Config: source.Config{Name: g.Name, URL: g.URL, Username: g.Username, Logger: a.log}}
 	if m, err := d.Mode(g.Auth); err == nil && m.HasSecret() {
 		v, err := a.d.Secrets.Get(g.Name, m.Name)
 		if err != nil {

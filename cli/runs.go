@@ -91,8 +91,7 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 	}
 	connected := make(chan string, 8)
 	cfg := service.SourceConfig{
-		Username: cr.user,
-		RootCAs:  cr.roots,
+		Config: source.Config{Username: cr.user, RootCAs: cr.roots},
 		OnStatus: func(s source.Status) {
 			select {
 			case connected <- string(s.State) + "\x00" + s.Err:

@@ -383,15 +383,15 @@ func (f *watchFlags) sourceConfigs(cr creds, onStatus func(source.Status)) []ser
 	var configs []service.SourceConfig
 	for _, a := range f.apis {
 		name, u := splitGateway(a)
-		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, Name: name, URL: u, Secrets: cr.secrets(service.KindAPIServer), RootCAs: cr.roots, OnStatus: onStatus})
+		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, OnStatus: onStatus, Config: source.Config{Name: name, URL: u, Secrets: cr.secrets(service.KindAPIServer), RootCAs: cr.roots}})
 	}
 	for _, g := range gws {
 		name, u := splitGateway(g)
-		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, Name: name, URL: u, Secrets: cr.secrets(service.KindGateway), Username: cr.user, RootCAs: cr.roots, OnStatus: onStatus, Bridge: *f.withBridge && !*f.demo})
+		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, OnStatus: onStatus, Bridge: *f.withBridge && !*f.demo, Config: source.Config{Name: name, URL: u, Secrets: cr.secrets(service.KindGateway), Username: cr.user, RootCAs: cr.roots}})
 	}
 	for _, v := range f.srcs {
 		kind, name, u, _ := splitSource(v)
-		configs = append(configs, service.SourceConfig{Kind: kind, Name: name, URL: u, Secrets: cr.secrets(kind), Username: cr.user, RootCAs: cr.roots, OnStatus: onStatus, Bridge: kind == service.KindGateway && *f.withBridge && !*f.demo})
+		configs = append(configs, service.SourceConfig{Kind: kind, OnStatus: onStatus, Bridge: kind == service.KindGateway && *f.withBridge && !*f.demo, Config: source.Config{Name: name, URL: u, Secrets: cr.secrets(kind), Username: cr.user, RootCAs: cr.roots}})
 	}
 	return configs
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/hermespeer"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 	"github.com/herald-desktop/herald/cli"
 	hermesplugin "github.com/herald-desktop/herald/hermes-plugin"
@@ -200,8 +201,7 @@ func bridgeHerald(t testing.TB, p *hermespeer.Peer) (*service.Service, func() <-
 			poke()
 		}
 	}()
-	if _, err := s.AddSource(service.SourceConfig{Kind: service.KindGateway, Name: "lab", URL: p.Base,
-		Secrets: map[string]string{"token": p.Secret}, Bridge: true}); err != nil {
+	if _, err := s.AddSource(service.SourceConfig{Kind: service.KindGateway, Bridge: true, Config: source.Config{Name: "lab", URL: p.Base, Secrets: map[string]string{"token": p.Secret}}}); err != nil {
 		t.Fatal(err)
 	}
 	return s, changed

@@ -67,7 +67,7 @@ func TestBridgeApprovalsGoThroughTheInbox(t *testing.T) {
 	s := New(Config{Store: approval.NewMemoryStore()})
 	onChange(s, ch.poke)
 	defer s.Close()
-	src, err := s.AddSource(SourceConfig{Kind: KindBridge, Name: "home-bridge", URL: srv.URL, Secrets: map[string]string{"token": "tok"}})
+	src, err := s.AddSource(SourceConfig{Kind: KindBridge, Config: source.Config{Name: "home-bridge", URL: srv.URL, Secrets: map[string]string{"token": "tok"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestBridgeAnswerElsewhereEndsTheRequest(t *testing.T) {
 	s := New(Config{Store: approval.NewMemoryStore()})
 	onChange(s, ch.poke)
 	defer s.Close()
-	if _, err := s.AddSource(SourceConfig{Kind: KindBridge, Name: "b", URL: srv.URL, Secrets: map[string]string{"token": "tok"}}); err != nil {
+	if _, err := s.AddSource(SourceConfig{Kind: KindBridge, Config: source.Config{Name: "b", URL: srv.URL, Secrets: map[string]string{"token": "tok"}}}); err != nil {
 		t.Fatal(err)
 	}
 	id, _ := f.Ask(bridgetest.Ask{Command: "rm -rf ./build"})
@@ -148,7 +148,7 @@ func TestBridgeNotices(t *testing.T) {
 	onChange(s, ch.poke)
 	dispatch(s, WatchNotices, func(n Notify) { log.add(*n.Notice) })
 	defer s.Close()
-	if _, err := s.AddSource(SourceConfig{Kind: KindBridge, Name: "b", URL: srv.URL, Secrets: map[string]string{"token": "tok"}}); err != nil {
+	if _, err := s.AddSource(SourceConfig{Kind: KindBridge, Config: source.Config{Name: "b", URL: srv.URL, Secrets: map[string]string{"token": "tok"}}}); err != nil {
 		t.Fatal(err)
 	}
 	id := f.Notice("rm -rf build", bridgetest.Origin{Surface: "telegram", Chat: "Ops", Title: "Deploy", SessionKey: "agent:main:telegram:dm:1"})
@@ -175,7 +175,7 @@ func TestGatewayWithBridge(t *testing.T) {
 	_, srv := bridgetest.Serve(t, "tok")
 	s := New(Config{})
 	defer s.Close()
-	if _, err := s.AddSource(SourceConfig{Kind: KindGateway, Name: "home", URL: srv.URL, Secrets: map[string]string{"token": "tok"}, Bridge: true}); err != nil {
+	if _, err := s.AddSource(SourceConfig{Kind: KindGateway, Bridge: true, Config: source.Config{Name: "home", URL: srv.URL, Secrets: map[string]string{"token": "tok"}}}); err != nil {
 		t.Fatal(err)
 	}
 	b, ok := s.Source(BridgeName("home"))
@@ -217,10 +217,10 @@ func TestBridgeNoticeOfAFollowedDashboardSessionIsNotShownTwice(t *testing.T) {
 	defer s.Close()
 	// The bridge added on its own, under a name of the user's: matched by
 	// the dashboard's address.
-	if _, err := s.AddSource(SourceConfig{Kind: KindGateway, Name: "lab", URL: dash.URL, Secrets: map[string]string{"token": gw.Token()}}); err != nil {
+	if _, err := s.AddSource(SourceConfig{Kind: KindGateway, Config: source.Config{Name: "lab", URL: dash.URL, Secrets: map[string]string{"token": gw.Token()}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddSource(SourceConfig{Kind: KindBridge, Name: "lab plugin", URL: dash.URL, Secrets: map[string]string{"token": gw.Token()}}); err != nil {
+	if _, err := s.AddSource(SourceConfig{Kind: KindBridge, Config: source.Config{Name: "lab plugin", URL: dash.URL, Secrets: map[string]string{"token": gw.Token()}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Follow(context.Background(), "lab", stored); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/apiservertest"
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 )
 
@@ -35,7 +36,7 @@ func TestRestoredAPIApprovalFollowsItsRun(t *testing.T) {
 				ch := newChanges()
 				s := New(Config{Clock: clk, Store: st})
 				onChange(s, ch.poke)
-				if _, err := s.AddSource(SourceConfig{Kind: KindAPIServer, Name: "api", URL: api.URL, Secrets: map[string]string{"key": api.Key()}}); err != nil {
+				if _, err := s.AddSource(SourceConfig{Kind: KindAPIServer, Config: source.Config{Name: "api", URL: api.URL, Secrets: map[string]string{"key": api.Key()}}}); err != nil {
 					t.Fatal(err)
 				}
 				return s, ch, func() { s.Close(); st.Close() }

@@ -8,6 +8,7 @@ import (
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/apiservertest"
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/testwait"
 )
 
@@ -43,7 +44,7 @@ func TestAPIRunEndSettlesItsApproval(t *testing.T) {
 			s := New(Config{Store: store})
 			onChange(s, ch.poke)
 			defer s.Close()
-			if _, err := s.AddSource(SourceConfig{Kind: KindAPIServer, Name: "api", URL: api.URL, Secrets: map[string]string{"key": api.Key()}}); err != nil {
+			if _, err := s.AddSource(SourceConfig{Kind: KindAPIServer, Config: source.Config{Name: "api", URL: api.URL, Secrets: map[string]string{"key": api.Key()}}}); err != nil {
 				t.Fatal(err)
 			}
 			run, err := s.StartRun(context.Background(), "api", "approve-me: rm -rf ./build")

@@ -234,7 +234,7 @@ func TestStopRunStopsAnAPIServerRun(t *testing.T) {
 			api := apiservertest.NewServer(apiservertest.Options{Dialect: d, Clock: clock.NewFake(time.Unix(0, 0)), StepDelay: time.Second})
 			defer api.Close()
 			h := newRunHarness(t)
-			if _, err := h.svc.AddSource(SourceConfig{Kind: KindAPIServer, Name: "api", URL: api.URL, Secrets: map[string]string{"key": api.Key()}, Clock: clock.Real{}}); err != nil {
+			if _, err := h.svc.AddSource(SourceConfig{Kind: KindAPIServer, Config: source.Config{Name: "api", URL: api.URL, Secrets: map[string]string{"key": api.Key()}, Clock: clock.Real{}}}); err != nil {
 				t.Fatal(err)
 			}
 			ctx := tctx(t)

@@ -2,13 +2,10 @@ package service
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
-	"log/slog"
 	"sort"
 	"sync"
 
-	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/source"
 )
 
@@ -42,22 +39,13 @@ type Source = source.Source
 // RunStarter is a Source that can start runs (the API server).
 type RunStarter = source.RunStarter
 
-// SourceConfig describes a source to add. Secrets are passed in, never
-// stored by the service.
+// SourceConfig describes a source to add: the transport's Config
+// (secrets are passed in, never stored by the service; a zero Clock or
+// Logger is the service's) and what the service does with it.
 type SourceConfig struct {
 	// Kind is the transport ("" is the default one).
 	Kind Kind
-	Name string
-	URL  string
-	// Secrets holds the credentials by the driver's auth mode name
-	// ("token", "password", "key"); Username goes with them.
-	Secrets  map[string]string
-	Username string
-	// RootCAs, when set, replaces the system roots for https/wss.
-	RootCAs *x509.CertPool
-	// Clock and Logger override the service's.
-	Clock  clock.Clock
-	Logger *slog.Logger
+	source.Config
 	// OnStatus sees this source's status changes before the service does.
 	// It must not block.
 	OnStatus func(source.Status)
@@ -80,9 +68,9 @@ func (s *Service) AddSource(cfg SourceConfig) (Source, error) {
 			return nil, err
 		}
 	}
-	sc := source.Config{
-		Name: cfg.Name, URL: cfg.URL, Secrets: cfg.Secrets, Username: cfg.Username, RootCAs: cfg.RootCAs,
-		Clock: cfg.Clock, Logger: cfg.Logger, DiscoveryInterval: s.cfg.DiscoveryInterval,
+	sc := cfg.Config
+	if sc.DiscoveryInterval == 0 {
+		sc.DiscoveryInterval = s.cfg.DiscoveryInterval
 	}
 	if sc.Clock == nil {
 		sc.Clock = s.clk

@@ -52,7 +52,7 @@ func wsRig(t *testing.T) *sourceRig {
 	t.Cleanup(srv.Close)
 	live, stored := srv.CreateSession()
 	return &sourceRig{
-		kind: KindGateway, cfg: SourceConfig{Kind: KindGateway, Name: "src", URL: srv.URL, Secrets: map[string]string{"token": srv.Token()}},
+		kind: KindGateway, cfg: SourceConfig{Kind: KindGateway, Config: source.Config{Name: "src", URL: srv.URL, Secrets: map[string]string{"token": srv.Token()}}},
 		follow: stored,
 		ask: func(t *testing.T, _ *Service) {
 			testwait.Until(t, srcGuard, "the session attached", srv.Changed, func() bool {
@@ -82,7 +82,7 @@ func apiRig(t *testing.T) *sourceRig {
 	srv := apiservertest.NewServer(apiservertest.Options{Dialect: apiservertest.SingleConsumer})
 	t.Cleanup(srv.Close)
 	return &sourceRig{
-		kind: KindAPIServer, cfg: SourceConfig{Kind: KindAPIServer, Name: "src", URL: srv.URL, Secrets: map[string]string{"key": srv.Key()}},
+		kind: KindAPIServer, cfg: SourceConfig{Kind: KindAPIServer, Config: source.Config{Name: "src", URL: srv.URL, Secrets: map[string]string{"key": srv.Key()}}},
 		ask: func(t *testing.T, s *Service) {
 			if _, err := s.StartRun(context.Background(), "src", "approve-me: rm -rf ./build"); err != nil {
 				t.Fatal(err)

@@ -16,7 +16,7 @@ var _ approval.PromptAnswerer = (*gateway.Source)(nil)
 // addGateway adds a dashboard gateway as AddSource does, for tests that
 // drive its client itself.
 func addGateway(s *Service, cfg gateway.Config) (*gateway.Client, error) {
-	src, err := s.AddSource(SourceConfig{Kind: KindGateway, Name: cfg.Name, URL: cfg.URL, Secrets: map[string]string{"token": cfg.Token}, Clock: cfg.Clock})
+	src, err := s.AddSource(SourceConfig{Kind: KindGateway, Config: source.Config{Name: cfg.Name, URL: cfg.URL, Secrets: map[string]string{"token": cfg.Token}, Clock: cfg.Clock}})
 	if err != nil {
 		return nil, err
 	}
