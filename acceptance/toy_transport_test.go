@@ -44,19 +44,21 @@ const toyKind source.Kind = "toy"
 // toyDriver is the toy's registration; opened records every source.
 func toyDriver(opened chan<- *toy) source.Driver {
 	return source.Driver{
-		Kind: toyKind, Title: "Toy transport", DefaultURL: "toy://local",
-		Auth: []source.AuthMode{{Name: "key", Label: "Toy key", Secret: "Key", Flag: "toy-key", Env: "HERALD_TOY_KEY"}},
+		Kind: toyKind, Title: "Toy transport", Hint: "in memory", DefaultURL: "toy://local",
+		// A sign-in no other transport has: its secret reaches the toy
+		// by this name from the window's keychain and the command line.
+		Auth: []source.AuthMode{{Name: "spell", Label: "Toy spell", Secret: "Spell", Hint: "`sesame`, as in the tale.", Flag: "toy-spell", Env: "HERALD_TOY_SPELL"}},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
-			t := &toy{name: cfg.Name, secret: cfg.Secrets["key"], h: h, asked: make(chan struct{}), got: make(chan struct{})}
+			t := &toy{name: cfg.Name, secret: cfg.Secrets["spell"], h: h, asked: make(chan struct{}), got: make(chan struct{})}
 			t.status = source.Status{Gateway: cfg.Name, Kind: string(toyKind), State: source.StateIdle}
 			opened <- t
 			return t, nil
 		},
 		Check: func(_ context.Context, cfg source.Config) source.CheckResult {
-			if cfg.Secrets["key"] != "sesame" {
-				return source.CheckResult{Stage: "key", Message: "the toy refused the key"}
+			if cfg.Secrets["spell"] != "sesame" {
+				return source.CheckResult{Stage: "spell", Message: "the toy refused the spell"}
 			}
-			return source.CheckResult{OK: true, Stage: "key", Message: "Connected to the toy"}
+			return source.CheckResult{OK: true, Stage: "spell", Message: "Connected to the toy"}
 		},
 	}
 }
@@ -130,7 +132,7 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 		if err := svc.ServeControl(ctx, ctl); err != nil {
 			t.Fatal(err)
 		}
-		src, err := svc.AddSource(service.SourceConfig{Kind: "toy", Config: source.Config{Name: "toybox", Secrets: map[string]string{"key": "sesame"}}})
+		src, err := svc.AddSource(service.SourceConfig{Kind: "toy", Config: source.Config{Name: "toybox", Secrets: map[string]string{"spell": "sesame"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,13 +170,13 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 		if err := os.Chmod(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		keyFile := filepath.Join(dir, "toy.key")
-		if err := os.WriteFile(keyFile, []byte("sesame\n"), 0o600); err != nil {
+		spellFile := filepath.Join(dir, "toy.spell")
+		if err := os.WriteFile(spellFile, []byte("sesame\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		var help bytes.Buffer
 		if code := cli.Main(context.Background(), []string{"watch", "-h"}, strings.NewReader(""), &help, &help); code != 0 ||
-			!strings.Contains(help.String(), "--toy-key-file") || !strings.Contains(help.String(), "HERALD_TOY_KEY") {
+			!strings.Contains(help.String(), "--toy-spell-file") || !strings.Contains(help.String(), "HERALD_TOY_SPELL") {
 			t.Fatalf("herald watch -h (exit %d) does not offer the toy's flags:\n%s", code, help.String())
 		}
 		for _, tc := range []struct {
@@ -182,11 +184,11 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 			args []string
 			env  string
 		}{
-			{"flag", []string{"--toy-key-file", keyFile}, ""},
+			{"flag", []string{"--toy-spell-file", spellFile}, ""},
 			{"environment", nil, "sesame"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				t.Setenv("HERALD_TOY_KEY", tc.env)
+				t.Setenv("HERALD_TOY_SPELL", tc.env)
 				stdin, keys := io.Pipe()
 				var out, errOut bytes.Buffer
 				done := make(chan int, 1)
@@ -199,7 +201,7 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 					t.Fatalf("herald watch ended with %d before opening the toy: %q %q", code, out.String(), errOut.String())
 				}
 				if tt.secret != "sesame" {
-					t.Fatalf("the toy got key %q from %s", tt.secret, tc.name)
+					t.Fatalf("the toy got spell %q from %s", tt.secret, tc.name)
 				}
 				wait(t, tt.asked, "approval")
 				// The approval reaches the terminal through the event
@@ -234,38 +236,61 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := app.New(app.Deps{Settings: settings, Secrets: app.NewSecrets(app.OSKeyring{}), Store: approval.NewMemoryStore()})
+		secrets := app.NewSecrets(app.OSKeyring{})
+		a := app.New(app.Deps{Settings: settings, Secrets: secrets, Store: approval.NewMemoryStore()})
 		if err := a.Start(); err != nil {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		if r := a.TestGateway(app.AddGatewayRequest{Kind: "toy", Auth: "key", Key: "wrong"}); r.OK {
-			t.Fatalf("test with a wrong key: %+v", r)
+		w := a.WindowAPI()
+		// The form offers the toy as its driver describes it.
+		var kind *app.GatewayKind
+		for _, k := range w.GatewayKinds() {
+			if k.Kind == string(toyKind) {
+				kind = &k
+			}
 		}
-		if r := a.TestGateway(app.AddGatewayRequest{Kind: "toy", Auth: "key", Key: "sesame"}); !r.OK {
+		if kind == nil || kind.Title != "Toy transport" || kind.DefaultURL != "toy://local" || kind.Detect ||
+			len(kind.Auth) != 1 || kind.Auth[0].Name != "spell" || kind.Auth[0].Secret != "Spell" || kind.Auth[0].Hint == "" {
+			t.Fatalf("the window's form offers the toy as %+v", kind)
+		}
+		if r := w.TestGateway(app.AddGatewayRequest{Kind: kind.Kind, Auth: "spell", Secret: "wrong"}); r.OK {
+			t.Fatalf("test with a wrong spell: %+v", r)
+		}
+		if r := w.TestGateway(app.AddGatewayRequest{Kind: kind.Kind, Auth: "spell", Secret: "sesame"}); !r.OK {
 			t.Fatalf("test: %+v", r)
 		}
-		if err := a.AddGateway(app.AddGatewayRequest{Name: "toybox", Kind: "toy", Auth: "key", Key: "sesame"}); err != nil {
+		if err := w.AddGateway(app.AddGatewayRequest{Name: "toybox", Kind: kind.Kind, URL: kind.DefaultURL, Auth: "spell", Secret: "sesame"}); err != nil {
 			t.Fatal(err)
+		}
+		if got, _ := secrets.Get("toybox", "spell"); got != "sesame" {
+			t.Fatalf("the keychain holds %q under the toy's sign-in", got)
 		}
 		tt := <-opened
 		if tt.secret != "sesame" {
-			t.Fatalf("the keychain's key did not reach the toy: %q", tt.secret)
+			t.Fatalf("the keychain's spell did not reach the toy: %q", tt.secret)
 		}
 		wait(t, tt.asked, "approval")
-		snap := a.Snapshot()
+		snap := w.Snapshot()
 		if len(snap.Approvals) != 1 || len(snap.Gateways) != 1 || snap.Gateways[0].Kind != "toy" {
 			t.Fatalf("snapshot: %d approvals, gateways %+v", len(snap.Approvals), snap.Gateways)
 		}
-		if err := a.Answer(snap.Approvals[0].Key, "deny", false); err != nil {
+		if err := w.Answer(snap.Approvals[0].Key, "deny", false); err != nil {
 			t.Fatal(err)
 		}
 		wait(t, tt.got, "answer")
 		if tt.answers[0] != "s1:deny" {
 			t.Fatalf("answers %v", tt.answers)
 		}
-		if err := a.RemoveGateway("toybox"); err != nil {
+		form, err := w.GatewayForm("toybox")
+		if err != nil || form.Kind != string(toyKind) || form.Auth != "spell" || !form.HasSecret {
+			t.Fatalf("edit form %+v %v", form, err)
+		}
+		if err := w.RemoveGateway("toybox"); err != nil {
 			t.Fatal(err)
+		}
+		if got, _ := secrets.Get("toybox", "spell"); got != "" {
+			t.Fatal("removing the toy kept its spell in the keychain")
 		}
 	})
 }

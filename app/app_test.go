@@ -131,13 +131,7 @@ func desktop(t *testing.T) (*App, *fakePlatform, *hermestest.Server, string) {
 	if err := secrets.Set("lab", "token", srv.Token()); err != nil {
 		t.Fatal(err)
 	}
-	a := New(Deps{Version: "test", Settings: settings, Secrets: secrets, Store: approval.NewMemoryStore(), Autostart: Autostart{Dir: t.TempDir()}})
-	t.Cleanup(a.Close)
-	p := newFakePlatform()
-	a.Attach(p)
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
+	a, p := startDesktop(t, settings, secrets)
 	waitAttached(t, srv, live)
 	return a, p, srv, live
 }

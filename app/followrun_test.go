@@ -19,7 +19,7 @@ func TestFollowRunStartedElsewhere(t *testing.T) {
 	a, p, _, _ := emptyDesktop(t)
 	api := apiservertest.NewServer(apiservertest.Options{})
 	defer api.Close()
-	if err := a.AddGateway(AddGatewayRequest{Name: "runs", Kind: "api", URL: api.URL, Auth: "key", Key: api.Key()}); err != nil {
+	if err := a.AddGateway(AddGatewayRequest{Name: "runs", Kind: "api", URL: api.URL, Auth: "key", Secret: api.Key()}); err != nil {
 		t.Fatal(err)
 	}
 	p.waitFor(t, "the API server connected", func(f *fakePlatform) bool {

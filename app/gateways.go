@@ -15,16 +15,36 @@ import (
 	"github.com/herald-desktop/herald/service"
 )
 
-// Gateways (both kinds: the dashboard's WebSocket and the API server) are
-// added, edited and removed here. Settings keep only names, addresses and
-// which secret to look up; tokens, passwords and API keys live in the
-// keychain (Secrets). Every gateway runs as a service.Source.
+// Gateways, of every registered transport (source.Drivers), are added,
+// edited and removed here. Settings keep only names, addresses and which
+// secret to look up; tokens, passwords and API keys live in the keychain
+// (Secrets), under the sign-in's name. Every gateway runs as a
+// service.Source.
 
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
+// kindOf is a stored kind as the window names it: settings written
+// before there was a kind ("") are the default transport's.
+func kindOf(stored string) string {
+	if d, err := source.Lookup(stored); err == nil {
+		return string(d.Kind)
 	}
-	return b
+	return stored
+}
+
+// GatewayKinds lists the transports the Add/Edit form offers, the default
+// first, as their drivers describe them.
+func (a *App) GatewayKinds() []GatewayKind {
+	var out []GatewayKind
+	for _, d := range source.Drivers() {
+		k := GatewayKind{Kind: string(d.Kind), Title: d.Title, Hint: d.Hint, DefaultURL: d.DefaultURL, Detect: d.Detect != nil}
+		for _, m := range d.Auth {
+			k.Auth = append(k.Auth, SignIn{Name: m.Name, Label: m.Label, Secret: m.Secret, Username: m.Username, Hint: m.Hint})
+		}
+		if len(k.Auth) == 0 {
+			k.Auth = []SignIn{{Name: "none", Label: "None"}}
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // sourceConfig builds a source from settings and the keychain.
@@ -100,8 +120,7 @@ func (a *App) normalize(req AddGatewayRequest) (GatewaySettings, source.Driver, 
 }
 
 // secretOf is the form's secret for g's sign-in, and which keychain entry
-// holds it ("" when the sign-in needs none). The form's secret fields are
-// named after the sign-ins that use them.
+// holds it ("" when the sign-in needs none).
 func secretOf(g GatewaySettings, req AddGatewayRequest) (kind, value string) {
 	d, err := source.Lookup(g.Kind)
 	if err != nil {
@@ -111,7 +130,7 @@ func secretOf(g GatewaySettings, req AddGatewayRequest) (kind, value string) {
 	if err != nil || !m.HasSecret() {
 		return "", ""
 	}
-	return m.Name, req.secrets()[m.Name]
+	return m.Name, req.Secret
 }
 
 // secretKinds are the keychain entries a gateway may have: every
@@ -143,7 +162,7 @@ func (a *App) TestGateway(req AddGatewayRequest) TestResult {
 		}
 	}
 	if m, err := d.Mode(req.Auth); err == nil && m.HasSecret() {
-		cfg.Secrets = map[string]string{m.Name: req.secrets()[m.Name]}
+		cfg.Secrets = map[string]string{m.Name: req.Secret}
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, 15*time.Second)
 	defer cancel()
@@ -208,7 +227,7 @@ func (a *App) GatewayForm(name string) (GatewayFormView, error) {
 	if i < 0 {
 		return GatewayFormView{}, fmt.Errorf("no gateway named %q is configured", name)
 	}
-	v := GatewayFormView{AddGatewayRequest: AddGatewayRequest{Name: g.Name, URL: g.URL, Kind: firstNonEmpty(g.Kind, "ws"), Auth: g.Auth, Username: g.Username, CAFile: g.CAFile}}
+	v := GatewayFormView{AddGatewayRequest: AddGatewayRequest{Name: g.Name, URL: g.URL, Kind: kindOf(g.Kind), Auth: g.Auth, Username: g.Username, CAFile: g.CAFile}}
 	if kind, _ := secretOf(g, AddGatewayRequest{}); kind != "" {
 		s, err := a.d.Secrets.Get(g.Name, kind)
 		v.HasSecret = err == nil && s != ""
@@ -310,10 +329,10 @@ func (a *App) Reconnect(name string) error {
 	return a.svc.Reconnect(name)
 }
 
-// ProbeGateway asks a gateway (the default transport) which sign-in it
-// wants, as its driver detects it.
-func (a *App) ProbeGateway(url string) ProbeResult {
-	d, err := source.Lookup("")
+// ProbeGateway asks a server of the given kind which sign-in it wants, as
+// its driver detects it.
+func (a *App) ProbeGateway(kind, url string) ProbeResult {
+	d, err := source.Lookup(kind)
 	if err == nil && d.Detect == nil {
 		err = fmt.Errorf("a %s cannot say which sign-in it wants: pick one", strings.ToLower(d.Title))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/apiservertest"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/zalando/go-keyring"
 )
 
@@ -22,6 +23,14 @@ func emptyDesktop(t *testing.T) (*App, *fakePlatform, *Secrets, string) {
 	dir := t.TempDir()
 	settings, _ := NewSettingsStore(dir)
 	secrets := NewSecrets(OSKeyring{})
+	a, p := startDesktop(t, settings, secrets)
+	return a, p, secrets, filepath.Join(dir, "settings.json")
+}
+
+// startDesktop starts an App on settings and secrets with the fake
+// platform.
+func startDesktop(t *testing.T, settings *SettingsStore, secrets *Secrets) (*App, *fakePlatform) {
+	t.Helper()
 	a := New(Deps{Version: "test", Settings: settings, Secrets: secrets, Store: approval.NewMemoryStore(), Autostart: Autostart{Dir: t.TempDir()}})
 	t.Cleanup(a.Close)
 	p := newFakePlatform()
@@ -29,7 +38,7 @@ func emptyDesktop(t *testing.T) (*App, *fakePlatform, *Secrets, string) {
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return a, p, secrets, filepath.Join(dir, "settings.json")
+	return a, p
 }
 
 func gatewayIn(s Snapshot, name string) (GatewayView, bool) {
@@ -51,13 +60,13 @@ func TestAPIServerInTheGatewayForm(t *testing.T) {
 	defer api.Close()
 	key := api.Key()
 
-	if r := a.TestGateway(AddGatewayRequest{Kind: "api", URL: api.URL, Auth: "key", Key: "wrong-key-0123456789abc"}); r.OK || r.Stage != "key" || !strings.Contains(r.Message, "API_SERVER_KEY") {
+	if r := a.TestGateway(AddGatewayRequest{Kind: "api", URL: api.URL, Auth: "key", Secret: "wrong-key-0123456789abc"}); r.OK || r.Stage != "key" || !strings.Contains(r.Message, "API_SERVER_KEY") {
 		t.Fatalf("test with a wrong key: %+v", r)
 	}
-	if r := a.TestGateway(AddGatewayRequest{Kind: "api", URL: api.URL, Auth: "key", Key: key}); !r.OK {
+	if r := a.TestGateway(AddGatewayRequest{Kind: "api", URL: api.URL, Auth: "key", Secret: key}); !r.OK {
 		t.Fatalf("test with the right key: %+v", r)
 	}
-	if err := a.AddGateway(AddGatewayRequest{Name: "runs", Kind: "api", URL: api.URL, Auth: "key", Key: key}); err != nil {
+	if err := a.AddGateway(AddGatewayRequest{Name: "runs", Kind: "api", URL: api.URL, Auth: "key", Secret: key}); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(settingsPath)
@@ -102,7 +111,7 @@ func TestAPIServerInTheGatewayForm(t *testing.T) {
 
 	// The edit form never carries the key; saving with it empty keeps it.
 	form, err := a.GatewayForm("runs")
-	if err != nil || !form.HasSecret || form.Key != "" || form.Kind != "api" || form.URL != api.URL {
+	if err != nil || !form.HasSecret || form.Secret != "" || form.Kind != "api" || form.URL != api.URL {
 		t.Fatalf("edit form %+v %v", form, err)
 	}
 	form.Name = "hermes-api"
@@ -142,14 +151,14 @@ func TestEditGatewayChangesSignIn(t *testing.T) {
 	a, p, secrets, settingsPath := emptyDesktop(t)
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 	defer srv.Close()
-	if err := a.AddGateway(AddGatewayRequest{Name: "lab", URL: srv.URL, Auth: "token", Token: "wrong-token-0123456789"}); err != nil {
+	if err := a.AddGateway(AddGatewayRequest{Name: "lab", URL: srv.URL, Auth: "token", Secret: "wrong-token-0123456789"}); err != nil {
 		t.Fatal(err)
 	}
 	p.waitFor(t, "the wrong token refused", func(f *fakePlatform) bool {
 		g, ok := gatewayIn(f.last, "lab")
 		return ok && g.State == "auth_failed"
 	})
-	if err := a.EditGateway("lab", AddGatewayRequest{Name: "lab", URL: srv.URL, Auth: "token", Token: srv.Token()}); err != nil {
+	if err := a.EditGateway("lab", AddGatewayRequest{Name: "lab", URL: srv.URL, Auth: "token", Secret: srv.Token()}); err != nil {
 		t.Fatal(err)
 	}
 	p.waitFor(t, "connected with the new token", func(f *fakePlatform) bool {
@@ -175,8 +184,8 @@ func TestAddGatewayRefusesATokenInTheAddress(t *testing.T) {
 	a, _, _, settingsPath := emptyDesktop(t)
 	const tok = "s3cret-token-0123456789"
 	for _, req := range []AddGatewayRequest{
-		{Name: "lab", URL: "ws://127.0.0.1:9119/api/ws?token=" + tok, Auth: "token", Token: tok},
-		{Name: "runs", Kind: "api", URL: "http://127.0.0.1:8642/?key=" + tok, Auth: "key", Key: tok},
+		{Name: "lab", URL: "ws://127.0.0.1:9119/api/ws?token=" + tok, Auth: "token", Secret: tok},
+		{Name: "runs", Kind: "api", URL: "http://127.0.0.1:8642/?key=" + tok, Auth: "key", Secret: tok},
 	} {
 		err := a.AddGateway(req)
 		if err == nil || strings.Contains(err.Error(), tok) || !strings.Contains(err.Error(), "separately") {
@@ -189,5 +198,111 @@ func TestAddGatewayRefusesATokenInTheAddress(t *testing.T) {
 	raw, _ := os.ReadFile(settingsPath)
 	if strings.Contains(string(raw), tok) {
 		t.Fatalf("settings.json holds the token: %s", raw)
+	}
+}
+
+// TestGatewayKindsAreTheDrivers: the form's kinds are the registered
+// transports, the default first, each with its title, hint, address and
+// sign-ins as its driver says; the page gets them without the command
+// line's flag and variable names.
+func TestGatewayKindsAreTheDrivers(t *testing.T) {
+	a, _, _, _ := emptyDesktop(t)
+	kinds := a.WindowAPI().GatewayKinds()
+	drivers := source.Drivers()
+	if len(kinds) != len(drivers) || len(kinds) < 2 {
+		t.Fatalf("%d kinds for %d drivers", len(kinds), len(drivers))
+	}
+	for i, d := range drivers {
+		k := kinds[i]
+		for j, m := range d.Auth {
+			if j >= len(k.Auth) || k.Auth[j] != (SignIn{Name: m.Name, Label: m.Label, Secret: m.Secret, Username: m.Username, Hint: m.Hint}) {
+				t.Errorf("%s: sign-ins %+v, its driver's %+v", k.Kind, k.Auth, d.Auth)
+			}
+		}
+		if k.Kind != string(d.Kind) || k.Title != d.Title || k.Hint != d.Hint || k.DefaultURL != d.DefaultURL || k.Detect != (d.Detect != nil) {
+			t.Errorf("kind %d is %+v, its driver %s %q %q", i, k, d.Kind, d.Title, d.DefaultURL)
+		}
+		if k.Hint == "" || k.DefaultURL == "" || len(k.Auth) == 0 {
+			t.Errorf("%s: the form would miss its hint, address or sign-ins: %+v", k.Kind, k)
+		}
+		for _, m := range k.Auth {
+			if m.Secret != "" && m.Hint == "" {
+				t.Errorf("%s: sign-in %s does not say where its secret comes from", k.Kind, m.Name)
+			}
+		}
+	}
+	raw, err := a.callBound("GatewayKinds", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page []map[string]any
+	if err := json.Unmarshal(raw, &page); err != nil {
+		t.Fatal(err)
+	}
+	if page[0]["default_url"] == "" || page[0]["auth"] == nil || strings.Contains(string(raw), "HERALD_") || strings.Contains(string(raw), `"Flag"`) {
+		t.Fatalf("the page gets %s", raw)
+	}
+}
+
+// TestSettingsWithoutKindStillWork: a gateway saved before there were
+// kinds (no "kind" in settings.json) is the default transport's: it
+// connects with its keychain token, the Edit form names its kind, and a
+// save with the secret field left empty keeps the token.
+func TestSettingsWithoutKindStillWork(t *testing.T) {
+	keyring.MockInit()
+	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	defer srv.Close()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"gateways":[{"name":"lab","url":"`+srv.URL+`","auth":"token"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	settings, _ := NewSettingsStore(dir)
+	secrets := NewSecrets(OSKeyring{})
+	if err := secrets.Set("lab", "token", srv.Token()); err != nil {
+		t.Fatal(err)
+	}
+	a, p := startDesktop(t, settings, secrets)
+	def, _ := source.Lookup("")
+	p.waitFor(t, "connected with the stored token", func(f *fakePlatform) bool {
+		g, ok := gatewayIn(f.last, "lab")
+		return ok && g.State == "connected" && g.Kind == string(def.Kind)
+	})
+	form, err := a.GatewayForm("lab")
+	if err != nil || form.Kind != string(def.Kind) || form.Auth != "token" || !form.HasSecret || form.Secret != "" {
+		t.Fatalf("edit form %+v %v", form, err)
+	}
+	form.URL = srv.URL + "/"
+	if err := a.EditGateway("lab", form.AddGatewayRequest); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := secrets.Get("lab", "token"); got != srv.Token() {
+		t.Fatal("saving with an empty secret field lost the token")
+	}
+	p.waitFor(t, "reconnected after the edit", func(f *fakePlatform) bool {
+		g, ok := gatewayIn(f.last, "lab")
+		return ok && g.State == "connected" && g.URL == srv.URL+"/"
+	})
+}
+
+// TestProbeGatewayAsksTheKindsDriver: Detect sign-in asks the server of
+// the form's kind; a kind whose driver cannot say is told to pick one.
+func TestProbeGatewayAsksTheKindsDriver(t *testing.T) {
+	a, _, _, _ := emptyDesktop(t)
+	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	defer srv.Close()
+	for _, k := range a.GatewayKinds() {
+		r := a.ProbeGateway(k.Kind, srv.URL)
+		if k.Detect != (r.Error == "") {
+			t.Errorf("%s (detect %v): %+v", k.Kind, k.Detect, r)
+		}
+		if k.Detect && (!r.Reachable || r.SuggestedAuth == "") {
+			t.Errorf("%s: %+v", k.Kind, r)
+		}
+		if !k.Detect && !strings.Contains(r.Error, "pick one") {
+			t.Errorf("%s: %q", k.Kind, r.Error)
+		}
+	}
+	if r := a.ProbeGateway("carrier-pigeon", srv.URL); r.Error == "" || !strings.Contains(r.Error, "not a kind") {
+		t.Errorf("unknown kind: %+v", r)
 	}
 }

@@ -52,13 +52,13 @@ func TestNoCredentialOnDisk(t *testing.T) {
 	a.Start()
 	// A wrong password first (its error is shown and logged), then the
 	// right one through the add-gateway flow.
-	if r := a.TestGateway(AddGatewayRequest{URL: srv.URL, Auth: "password", Password: "wrong-" + password}); r.OK {
+	if r := a.TestGateway(AddGatewayRequest{URL: srv.URL, Auth: "password", Secret: "wrong-" + password}); r.OK {
 		t.Fatal("wrong password passed the test")
 	}
-	if r := a.TestGateway(AddGatewayRequest{URL: srv.URL, Auth: "password", Password: password}); !r.OK {
+	if r := a.TestGateway(AddGatewayRequest{URL: srv.URL, Auth: "password", Secret: password}); !r.OK {
 		t.Fatalf("test with the right password: %+v", r)
 	}
-	if err := a.AddGateway(AddGatewayRequest{Name: "lab", URL: srv.URL, Auth: "password", Password: password}); err != nil {
+	if err := a.AddGateway(AddGatewayRequest{Name: "lab", URL: srv.URL, Auth: "password", Secret: password}); err != nil {
 		t.Fatal(err)
 	}
 	p.waitFor(t, "connected", func(f *fakePlatform) bool {

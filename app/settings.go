@@ -16,9 +16,11 @@ import (
 type GatewaySettings struct {
 	Name string `json:"name"`
 	URL  string `json:"url"`
-	// Kind is "ws" (dashboard /api/ws) or "api" (API server /v1).
+	// Kind is the transport's (source.Driver.Kind: "ws", "api", ...);
+	// "" is the default transport, as settings from before kinds say.
 	Kind string `json:"kind"`
-	// Auth is "token", "password" or "key" (which secret to look up).
+	// Auth is the sign-in (source.AuthMode.Name: "token", "password",
+	// "key", "none"), which also names the keychain entry of its secret.
 	Auth     string `json:"auth"`
 	Username string `json:"username,omitempty"`
 	// CAFile is an optional PEM bundle trusted for this gateway's TLS.

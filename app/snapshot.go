@@ -112,24 +112,21 @@ func historyEntry(e approval.Entry) HistoryEntry {
 	return h
 }
 
-// AddGatewayRequest is the Add/Edit gateway form.
+// AddGatewayRequest is the Add/Edit gateway form. Its sign-in is one of
+// the kind's (GatewayKinds) and carries at most one secret.
 type AddGatewayRequest struct {
 	Name string `json:"name"`
 	URL  string `json:"url"`
-	// Kind is "ws" (the dashboard gateway, default) or "api" (the API
-	// server).
-	Kind     string `json:"kind,omitempty"`
-	Auth     string `json:"auth"`          // token | password | none (ws); key | none (api)
-	Key      string `json:"key,omitempty"` // the API server's key (api)
-	Token    string `json:"token,omitempty"`
+	// Kind is a registered transport's (GatewayKinds); "" is the default.
+	Kind string `json:"kind,omitempty"`
+	// Auth is the sign-in: one of the kind's AuthMode names.
+	Auth string `json:"auth"`
+	// Secret is the sign-in's secret, for the keychain ("" on Edit
+	// keeps the stored one); Username goes with a sign-in that asks
+	// for one.
+	Secret   string `json:"secret,omitempty"`
 	Username string `json:"username,omitempty"`
-	Password string `json:"password,omitempty"`
 	CAFile   string `json:"ca_file,omitempty"`
-}
-
-// secrets are the form's secrets by the sign-in that uses them.
-func (r AddGatewayRequest) secrets() map[string]string {
-	return map[string]string{"token": r.Token, "password": r.Password, "key": r.Key}
 }
 
 // GatewayFormView is a configured gateway for the Edit form: never its
@@ -139,7 +136,36 @@ type GatewayFormView struct {
 	HasSecret bool `json:"has_secret"`
 }
 
-// ProbeResult is what GET /api/status said.
+// GatewayKind is one transport as the Add/Edit form offers it, from its
+// driver: the form has no list of kinds of its own.
+type GatewayKind struct {
+	Kind  string `json:"kind"`
+	Title string `json:"title"`
+	// Hint says what the transport speaks and where ("WebSocket, port
+	// 9119").
+	Hint       string `json:"hint,omitempty"`
+	DefaultURL string `json:"default_url"`
+	// Detect: the server can say which sign-in it wants (ProbeGateway).
+	Detect bool `json:"detect"`
+	// Auth are the sign-ins, the usual one first.
+	Auth []SignIn `json:"auth"`
+}
+
+// SignIn is one sign-in of a kind, as its source.AuthMode describes it
+// (without the command line's flag and variable).
+type SignIn struct {
+	// Name is what AddGatewayRequest.Auth takes ("token", "none").
+	Name  string `json:"name"`
+	Label string `json:"label"`
+	// Secret labels the secret's field ("" when the sign-in needs none).
+	Secret string `json:"secret,omitempty"`
+	// Username: the sign-in asks for a user name too.
+	Username bool `json:"username,omitempty"`
+	// Hint says where the secret comes from (`code` in backquotes).
+	Hint string `json:"hint,omitempty"`
+}
+
+// ProbeResult is what a server said about its sign-in (ProbeGateway).
 type ProbeResult struct {
 	Reachable     bool   `json:"reachable"`
 	AuthRequired  bool   `json:"auth_required"`

@@ -30,19 +30,26 @@ func TestSpoofFixtureIsCurrent(t *testing.T) {
 	for i, c := range spooftest.Cases {
 		cases = append(cases, spoofFixtureCase{Name: c.Name, Show: c.Show, Approval: approvalView(pendingRequest(fmt.Sprintf("lab/srq/srq-%d", i), c.Command))})
 	}
-	want, err := json.MarshalIndent(cases, "", " ")
+	checkFixture(t, spoofFixture, cases, "HERALD_UPDATE_SPOOF")
+}
+
+// checkFixture fails when the frontend's copy of v at path is not v as
+// JSON, or, with the environment variable update set, rewrites it.
+func checkFixture(t *testing.T, path string, v any, update string) {
+	t.Helper()
+	want, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, '\n')
-	if os.Getenv("HERALD_UPDATE_SPOOF") != "" {
-		if err := os.WriteFile(filepath.FromSlash(spoofFixture), want, 0o644); err != nil {
+	if os.Getenv(update) != "" {
+		if err := os.WriteFile(filepath.FromSlash(path), want, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	got, err := os.ReadFile(filepath.FromSlash(spoofFixture))
+	got, err := os.ReadFile(filepath.FromSlash(path))
 	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale (%v): regenerate it with HERALD_UPDATE_SPOOF=1 go test ./app -run TestSpoofFixtureIsCurrent", spoofFixture, err)
+		t.Fatalf("%s is stale (%v): regenerate it with %s=1 go test ./app -run %s", path, err, update, t.Name())
 	}
 }

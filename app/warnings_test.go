@@ -22,7 +22,7 @@ func TestNoKeychainIsSaidOnce(t *testing.T) {
 	a := New(Deps{Settings: settings, Secrets: NewSecrets(brokenKeyring{block: closedChan()}), Autostart: Autostart{Dir: t.TempDir()}})
 	defer a.Close()
 	for _, name := range []string{"lab", "lab2"} {
-		if err := a.AddGateway(AddGatewayRequest{Name: name, URL: srv.URL, Kind: "ws", Auth: "token", Token: srv.Token()}); err != nil {
+		if err := a.AddGateway(AddGatewayRequest{Name: name, URL: srv.URL, Kind: "ws", Auth: "token", Secret: srv.Token()}); err != nil {
 			t.Fatalf("AddGateway(%s): %v", name, err)
 		}
 	}
@@ -71,7 +71,7 @@ func TestGatewayWhoseSecretIsGoneIsListedAndFixable(t *testing.T) {
 	if _, err := a.GatewayForm("lab"); err != nil {
 		t.Fatalf("the Edit form cannot open: %v", err)
 	}
-	if err := a.EditGateway("lab", AddGatewayRequest{Name: "lab", URL: srv.URL, Kind: "ws", Auth: "token", Token: srv.Token()}); err != nil {
+	if err := a.EditGateway("lab", AddGatewayRequest{Name: "lab", URL: srv.URL, Kind: "ws", Auth: "token", Secret: srv.Token()}); err != nil {
 		t.Fatalf("Edit with the token: %v", err)
 	}
 	p.waitFor(t, "lab connected after Edit", func(f *fakePlatform) bool {

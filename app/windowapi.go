@@ -63,7 +63,7 @@ func (a *App) Snapshot() Snapshot {
 	}
 	for _, g := range v.Gateways {
 		s.Gateways = append(s.Gateways, GatewayView{
-			Name: g.Gateway, URL: urls[g.Gateway], Kind: firstNonEmpty(g.Kind, "ws"), State: string(g.State), Error: approval.VisibleLine(g.Err),
+			Name: g.Gateway, URL: urls[g.Gateway], Kind: kindOf(g.Kind), State: string(g.State), Error: approval.VisibleLine(g.Err),
 			MayHaveMissedEvents: g.MayHaveMissedEvents, MissedReason: approval.VisibleLine(g.MissedReason), Version: approval.VisibleLine(g.Version),
 			Delivery: approval.VisibleLine(g.Features.DeliveryText), DeliveryEvidence: approval.VisibleLine(g.Features.DeliveryEvidence),
 		})
@@ -140,8 +140,11 @@ func (w *WindowAPI) History(limit int, gatewayName string) ([]HistoryEntry, erro
 	return w.a.History(limit, gatewayName)
 }
 
-// ProbeGateway asks a gateway which sign-in it wants.
-func (w *WindowAPI) ProbeGateway(url string) ProbeResult { return w.a.ProbeGateway(url) }
+// GatewayKinds lists the transports the gateway form offers.
+func (w *WindowAPI) GatewayKinds() []GatewayKind { return w.a.GatewayKinds() }
+
+// ProbeGateway asks a server of the kind which sign-in it wants.
+func (w *WindowAPI) ProbeGateway(kind, url string) ProbeResult { return w.a.ProbeGateway(kind, url) }
 
 // TestGateway checks a gateway end to end with the form's credentials.
 func (w *WindowAPI) TestGateway(req AddGatewayRequest) TestResult { return w.a.TestGateway(req) }

@@ -8,7 +8,7 @@
 import * as App from "../../wailsjs/go/app/WindowAPI";
 import { EventsOn } from "../../wailsjs/runtime/runtime";
 import { installForwarder } from "./forward";
-import type { AddGatewayRequest, AskResult, GatewayFormView, HistoryEntry, ProbeResult, RunRef, Snapshot, StopResult, TestResult } from "./types";
+import type { AddGatewayRequest, AskResult, GatewayFormView, GatewayKind, HistoryEntry, ProbeResult, RunRef, Snapshot, StopResult, TestResult } from "./types";
 
 /** Calls a generated binding once window.go.app.WindowAPI is there, typed as
  *  ./types says. */
@@ -27,7 +27,9 @@ export const api = {
   dismiss: (key: string) => typed<void>(() => App.Dismiss(key)),
   reconnect: (name: string) => typed<void>(() => App.Reconnect(name)),
   history: (limit: number, gateway = "") => typed<HistoryEntry[]>(() => App.History(limit, gateway)),
-  probe: (url: string) => typed<ProbeResult>(() => App.ProbeGateway(url)),
+  /** The transports the gateway form offers, from their drivers. */
+  gatewayKinds: () => typed<GatewayKind[]>(() => App.GatewayKinds()),
+  probe: (kind: string, url: string) => typed<ProbeResult>(() => App.ProbeGateway(kind, url)),
   test: (req: AddGatewayRequest) => typed<TestResult>(() => App.TestGateway(req as Req)),
   addGateway: (req: AddGatewayRequest) => typed<void>(() => App.AddGateway(req as Req)),
   gatewayForm: (name: string) => typed<GatewayFormView>(() => App.GatewayForm(name)),

@@ -1,93 +1,96 @@
 // The Add/Edit gateway form's rules, kept out of the component so they are
-// tested: which sign-ins each kind offers, the default address, what a
-// valid form is, and what is sent (only the secret the sign-in needs; an
-// empty secret on edit keeps the stored one).
-import type { AddGatewayRequest, GatewayAuth, GatewayFormView, GatewayKind } from "./types";
+// tested: which sign-ins a kind offers, its default address, what a valid
+// form is, and what is sent (only the secret the sign-in needs; an empty
+// secret on edit keeps the stored one). Everything about a kind comes from
+// its Go driver through GatewayKinds: the form knows no kind by name.
+import type { AddGatewayRequest, GatewayFormView, GatewayKind, SignIn } from "./types";
 
 export interface FormState {
   name: string;
-  kind: GatewayKind;
+  kind: string;
   url: string;
-  auth: GatewayAuth;
-  token: string;
+  /** The sign-in (SignIn.name). */
+  auth: string;
+  /** The sign-in's secret; cleared when the sign-in changes. */
+  secret: string;
   username: string;
-  password: string;
-  key: string;
   ca_file: string;
 }
 
-export const defaultURL: Record<GatewayKind, string> = {
-  ws: "http://127.0.0.1:9119",
-  api: "http://127.0.0.1:8642",
-};
-
-/** The sign-ins a kind offers, first the usual one. */
-export function authOptions(kind: GatewayKind): { value: GatewayAuth; label: string }[] {
-  if (kind === "api") {
-    return [
-      { value: "key", label: "API key (API_SERVER_KEY)" },
-      { value: "none", label: "None" },
-    ];
-  }
-  return [
-    { value: "token", label: "Session token (loopback)" },
-    { value: "password", label: "Password (gated)" },
-    { value: "none", label: "None" },
-  ];
+/** The kind named, or undefined when no driver has that name. */
+export function kindNamed(kinds: GatewayKind[], kind: string): GatewayKind | undefined {
+  return kinds.find((k) => k.kind === kind);
 }
 
-export function blankForm(kind: GatewayKind = "ws"): FormState {
-  return { name: "", kind, url: defaultURL[kind], auth: authOptions(kind)[0].value, token: "", username: "", password: "", key: "", ca_file: "" };
+/** The form's sign-in, if its kind offers it. */
+export function signIn(kinds: GatewayKind[], f: FormState): SignIn | undefined {
+  return kindNamed(kinds, f.kind)?.auth.find((m) => m.name === f.auth);
+}
+
+/** An empty form for a kind (the first, the default transport, unless
+ *  named). */
+export function blankForm(kinds: GatewayKind[], kind = kinds[0]?.kind ?? ""): FormState {
+  const k = kindNamed(kinds, kind);
+  return { name: "", kind, url: k?.default_url ?? "", auth: k?.auth[0]?.name ?? "", secret: "", username: "", ca_file: "" };
 }
 
 /** Switch the kind: the sign-in must be one the kind offers, and an
- * untouched default address follows the kind. */
-export function withKind(f: FormState, kind: GatewayKind): FormState {
-  const next = { ...f, kind };
-  if (!authOptions(kind).some((o) => o.value === f.auth)) next.auth = authOptions(kind)[0].value;
-  if (f.url.trim() === "" || f.url === defaultURL[f.kind]) next.url = defaultURL[kind];
+ *  untouched default address follows the kind. */
+export function withKind(kinds: GatewayKind[], f: FormState, kind: string): FormState {
+  const to = kindNamed(kinds, kind);
+  if (!to) return f;
+  let next: FormState = { ...f, kind };
+  if (!to.auth.some((m) => m.name === f.auth)) next = withAuth(next, to.auth[0]?.name ?? "");
+  if (f.url.trim() === "" || f.url === kindNamed(kinds, f.kind)?.default_url) next.url = to.default_url;
   return next;
 }
 
-/** A configured gateway as the Edit form starts (secrets blank). */
-export function fromView(v: GatewayFormView): FormState {
-  const kind: GatewayKind = v.kind === "api" ? "api" : "ws";
-  return { ...blankForm(kind), name: v.name, url: v.url, auth: v.auth, username: v.username ?? "", ca_file: v.ca_file ?? "" };
+/** Switch the sign-in: a secret typed for another one is not sent. */
+export function withAuth(f: FormState, auth: string): FormState {
+  return auth === f.auth ? f : { ...f, auth, secret: "" };
 }
 
-/** The secret field the sign-in uses, or "" when it needs none. */
-export function secretField(f: FormState): "token" | "password" | "key" | "" {
-  return f.auth === "none" ? "" : f.auth;
+/** A configured gateway as the Edit form starts (secret blank). */
+export function fromView(kinds: GatewayKind[], v: GatewayFormView): FormState {
+  const kind = v.kind || kinds[0]?.kind || "";
+  return { ...blankForm(kinds, kind), name: v.name, url: v.url, auth: v.auth, username: v.username ?? "", ca_file: v.ca_file ?? "" };
+}
+
+/** A name as it reads mid-sentence: "Session token" becomes "session
+ *  token", an acronym ("API key") stays. */
+export function lowerFirst(s: string): string {
+  return s.length > 1 && /[a-z]/.test(s[1]) ? s[0].toLowerCase() + s.slice(1) : s;
 }
 
 /** Why the form cannot be sent, or "" when it can. When editing, a stored
- * secret may stay (hasSecret) and the field may be left empty. */
-export function problem(f: FormState, editing = false, hasSecret = false): string {
+ *  secret may stay (hasSecret) and the field may be left empty. */
+export function problem(kinds: GatewayKind[], f: FormState, editing = false, hasSecret = false): string {
+  const k = kindNamed(kinds, f.kind);
   if (f.name.trim() === "") return "Give the gateway a name.";
-  if (f.url.trim() === "") return f.kind === "api" ? "Give the API server's address (default " + defaultURL.api + ")." : "Give the gateway's address.";
-  if (!authOptions(f.kind).some((o) => o.value === f.auth)) return "Choose a sign-in.";
-  const field = secretField(f);
-  if (field && f[field] === "" && !(editing && hasSecret)) {
-    return { token: "Paste the session token.", password: "Type the password.", key: "Paste the API key (API_SERVER_KEY from ~/.hermes/.env)." }[field];
-  }
+  if (!k) return "Choose a kind.";
+  if (f.url.trim() === "") return `Give the ${lowerFirst(k.title)}'s address (default ${k.default_url}).`;
+  const m = signIn(kinds, f);
+  if (!m) return "Choose a sign-in.";
+  if (m.secret && f.secret === "" && !(editing && hasSecret)) return `Enter the ${lowerFirst(m.label)}.`;
   return "";
 }
 
-/** What is sent to app/: only the secret the sign-in uses. */
-export function toRequest(f: FormState): AddGatewayRequest {
+/** What is sent to app/: the secret and user name only where the sign-in
+ *  takes them. */
+export function toRequest(kinds: GatewayKind[], f: FormState): AddGatewayRequest {
   const req: AddGatewayRequest = { name: f.name.trim(), url: f.url.trim(), kind: f.kind, auth: f.auth };
   if (f.ca_file.trim() !== "") req.ca_file = f.ca_file.trim();
-  switch (f.auth) {
-    case "token":
-      req.token = f.token;
-      break;
-    case "password":
-      req.username = f.username.trim();
-      req.password = f.password;
-      break;
-    case "key":
-      req.key = f.key;
-      break;
-  }
+  const m = signIn(kinds, f);
+  if (m?.username) req.username = f.username.trim();
+  if (m?.secret && f.secret !== "") req.secret = f.secret; // "" on edit: keep the stored one
   return req;
+}
+
+/** A driver's hint in parts: `backquoted` parts are what to type or copy,
+ *  shown as code (as text: a hint is never HTML). */
+export function hintParts(hint: string): { text: string; code: boolean }[] {
+  return hint
+    .split("`")
+    .map((text, i) => ({ text, code: i % 2 === 1 }))
+    .filter((p) => p.text !== "");
 }

@@ -1,4 +1,22 @@
 // Shapes of what app/ sends (see app/snapshot.go). Times are RFC 3339.
+import type { app } from "../../wailsjs/go/models";
+
+/** A generated model (wailsjs/go/models.ts, `make bindings`) as JSON: its
+ *  fields, all the way down, without the class's methods. */
+export type Data<T> = 0 extends 1 & T
+  ? T // any stays any
+  : T extends (infer E)[]
+    ? Data<E>[]
+    : T extends object
+      ? { [K in keyof T as T[K] extends (...args: never[]) => unknown ? never : K]: Data<T[K]> }
+      : T;
+
+export type AddGatewayRequest = Data<app.AddGatewayRequest>;
+export type GatewayFormView = Data<app.GatewayFormView>;
+export type GatewayKind = Data<app.GatewayKind>;
+export type SignIn = Data<app.SignIn>;
+export type ProbeResult = Data<app.ProbeResult>;
+export type TestResult = Data<app.TestResult>;
 
 export type Choice = "once" | "session" | "always" | "deny";
 
@@ -166,43 +184,6 @@ export interface HistoryEntry {
   reason?: string;
   error?: string;
   at: string;
-}
-
-/** "ws": the dashboard gateway's WebSocket; "api": Hermes' API server. */
-export type GatewayKind = "ws" | "api";
-
-export type GatewayAuth = "token" | "password" | "key" | "none";
-
-/** The Add/Edit gateway form as app/ takes it (AddGatewayRequest). */
-export interface AddGatewayRequest {
-  name: string;
-  url: string;
-  kind?: GatewayKind;
-  auth: GatewayAuth;
-  token?: string;
-  username?: string;
-  password?: string;
-  key?: string;
-  ca_file?: string;
-}
-
-/** A configured gateway for the Edit form: never its secret. */
-export interface GatewayFormView extends AddGatewayRequest {
-  has_secret: boolean;
-}
-
-export interface ProbeResult {
-  reachable: boolean;
-  auth_required: boolean;
-  suggested_auth: "token" | "password";
-  version?: string;
-  error?: string;
-}
-
-export interface TestResult {
-  ok: boolean;
-  stage: string; // http | websocket | handshake (ws); address | http | key (api)
-  message: string;
 }
 
 /** service.StopResult: what the gateway confirmed about a stop. */

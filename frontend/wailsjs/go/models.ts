@@ -5,10 +5,8 @@ export namespace app {
 	    url: string;
 	    kind?: string;
 	    auth: string;
-	    key?: string;
-	    token?: string;
+	    secret?: string;
 	    username?: string;
-	    password?: string;
 	    ca_file?: string;
 	
 	    static createFrom(source: any = {}) {
@@ -21,10 +19,8 @@ export namespace app {
 	        this.url = source["url"];
 	        this.kind = source["kind"];
 	        this.auth = source["auth"];
-	        this.key = source["key"];
-	        this.token = source["token"];
+	        this.secret = source["secret"];
 	        this.username = source["username"];
-	        this.password = source["password"];
 	        this.ca_file = source["ca_file"];
 	    }
 	}
@@ -128,10 +124,8 @@ export namespace app {
 	    url: string;
 	    kind?: string;
 	    auth: string;
-	    key?: string;
-	    token?: string;
+	    secret?: string;
 	    username?: string;
-	    password?: string;
 	    ca_file?: string;
 	    has_secret: boolean;
 	
@@ -145,13 +139,71 @@ export namespace app {
 	        this.url = source["url"];
 	        this.kind = source["kind"];
 	        this.auth = source["auth"];
-	        this.key = source["key"];
-	        this.token = source["token"];
+	        this.secret = source["secret"];
 	        this.username = source["username"];
-	        this.password = source["password"];
 	        this.ca_file = source["ca_file"];
 	        this.has_secret = source["has_secret"];
 	    }
+	}
+	export class SignIn {
+	    name: string;
+	    label: string;
+	    secret?: string;
+	    username?: boolean;
+	    hint?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new SignIn(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.label = source["label"];
+	        this.secret = source["secret"];
+	        this.username = source["username"];
+	        this.hint = source["hint"];
+	    }
+	}
+	export class GatewayKind {
+	    kind: string;
+	    title: string;
+	    hint?: string;
+	    default_url: string;
+	    detect: boolean;
+	    auth: SignIn[];
+	
+	    static createFrom(source: any = {}) {
+	        return new GatewayKind(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.kind = source["kind"];
+	        this.title = source["title"];
+	        this.hint = source["hint"];
+	        this.default_url = source["default_url"];
+	        this.detect = source["detect"];
+	        this.auth = this.convertValues(source["auth"], SignIn);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 	export class GatewayView {
 	    name: string;
@@ -371,6 +423,7 @@ export namespace app {
 	        this.error = source["error"];
 	    }
 	}
+	
 	export class Snapshot {
 	    version: string;
 	    // Go type: time

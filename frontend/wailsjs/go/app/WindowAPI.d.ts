@@ -25,11 +25,13 @@ export function FollowSession(arg1:string,arg2:string):Promise<void>;
 
 export function GatewayForm(arg1:string):Promise<app.GatewayFormView>;
 
+export function GatewayKinds():Promise<Array<app.GatewayKind>>;
+
 export function HideWindow():Promise<void>;
 
 export function History(arg1:number,arg2:string):Promise<Array<app.HistoryEntry>>;
 
-export function ProbeGateway(arg1:string):Promise<app.ProbeResult>;
+export function ProbeGateway(arg1:string,arg2:string):Promise<app.ProbeResult>;
 
 export function QuitApp():Promise<void>;
 

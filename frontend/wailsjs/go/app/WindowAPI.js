@@ -46,6 +46,10 @@ export function GatewayForm(arg1) {
   return window['go']['app']['WindowAPI']['GatewayForm'](arg1);
 }
 
+export function GatewayKinds() {
+  return window['go']['app']['WindowAPI']['GatewayKinds']();
+}
+
 export function HideWindow() {
   return window['go']['app']['WindowAPI']['HideWindow']();
 }
@@ -54,8 +58,8 @@ export function History(arg1, arg2) {
   return window['go']['app']['WindowAPI']['History'](arg1, arg2);
 }
 
-export function ProbeGateway(arg1) {
-  return window['go']['app']['WindowAPI']['ProbeGateway'](arg1);
+export function ProbeGateway(arg1, arg2) {
+  return window['go']['app']['WindowAPI']['ProbeGateway'](arg1, arg2);
 }
 
 export function QuitApp() {
