@@ -56,6 +56,11 @@ type Options struct {
 	// make the inbox hold (defaults DefaultMaxCommandBytes,
 	// DefaultMaxPending, DefaultMaxEnded; see limits.go).
 	MaxCommandBytes, MaxPending, MaxEnded int
+	// SessionTitle returns the title a gateway gives a session (live id,
+	// stored id), "" when none; each arrival records it as
+	// Request.SessionTitle. It is called under the inbox's lock and must
+	// not call the Inbox.
+	SessionTitle func(gateway, session, stored string) string
 }
 
 // ChangeKind says what happened to a request.
@@ -144,6 +149,7 @@ type Inbox struct {
 	auditErr string
 
 	maxCommand, maxPending, maxEnded int
+	title                            func(gateway, session, stored string) string
 	// live and ended count each gateway's requests by state, kept up to
 	// date on every change (emitLocked), so bounds cost no scan.
 	live, ended map[string]int
@@ -167,6 +173,7 @@ func New(opt Options) *Inbox {
 		timeout:   opt.Timeout,
 		keep:      opt.Keep,
 		notify:    opt.Notify,
+		title:     opt.SessionTitle,
 		items:     map[string]*item{},
 		arrivals:  map[string]int{},
 		floods:    map[string]*Flood{},

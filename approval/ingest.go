@@ -104,6 +104,7 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 	r.ExpiresAt = r.ReceivedAt.Add(in.timeoutFor(r.Gateway))
 	r.Epoch = ev.Epoch
 	tooLong := in.boundLocked(&r)
+	in.titleLocked(&r)
 
 	// A gateway-given id is the key only together with its session: the
 	// same id in two sessions names two requests.

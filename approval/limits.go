@@ -30,6 +30,8 @@ const (
 	// MaxIDBytes bounds request, queue and session ids; a request with a
 	// longer one fails on arrival (Herald could not answer it faithfully).
 	MaxIDBytes = 256
+	// MaxTitleBytes bounds the session title recorded with a request.
+	MaxTitleBytes = 256
 	// MaxPatternKeys bounds the pattern keys kept per request, each cut to
 	// MaxIDBytes.
 	MaxPatternKeys = 16
@@ -122,6 +124,15 @@ func (in *Inbox) boundLocked(r *Request) (why string) {
 	return why
 }
 
+// titleLocked records the title r's session has now (Options.SessionTitle)
+// as its SessionTitle, within MaxTitleBytes.
+func (in *Inbox) titleLocked(r *Request) {
+	if in.title == nil || (r.Session == "" && r.StoredSession == "") {
+		return
+	}
+	r.SessionTitle, _ = Truncate(strings.TrimSpace(in.title(r.Gateway, r.Session, r.StoredSession)), MaxTitleBytes)
+}
+
 // liveLocked counts a gateway's open requests.
 func (in *Inbox) liveLocked(gateway string) int { return in.live[gateway] }
 
@@ -189,6 +200,7 @@ func (in *Inbox) refusedLocked(ev wire.Event, now time.Time) {
 		r.ReceivedAt = now
 	}
 	in.boundLocked(&r)
+	in.titleLocked(&r)
 	r.Key = in.evKey(r.Gateway + "/refused")
 	if p.Unkeyed && p.AllSessions {
 		// Refused in sessions too many to name: every session of this

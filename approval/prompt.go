@@ -94,6 +94,7 @@ func (in *Inbox) arrivePromptLocked(ev wire.Event, decodeErr error, now time.Tim
 	}
 	base.ExpiresAt = base.ReceivedAt.Add(promptTimeouts[kind])
 	base.Epoch = ev.Epoch
+	in.titleLocked(&base)
 	srq := !strings.HasSuffix(ev.Kind, ".request")
 	if srq {
 		base.Dialect, base.RequestID = DialectServerRequest, ev.RequestID

@@ -187,6 +187,11 @@ type Request struct {
 	// that this is it (it did not see the session without a gap, a
 	// reconnect or a restart). Choices are then only deny.
 	Unbound string `json:"unbound,omitempty"`
+	// SessionTitle is the title of the request's session when the request
+	// arrived (Options.SessionTitle, cut to MaxTitleBytes, raw: surfaces
+	// show it through SessionName and VisibleLine). It names the session
+	// in the history once the session is gone, also after a restart.
+	SessionTitle string `json:"session_title,omitempty"`
 }
 
 // DenyOnly says why only deny is accepted for this approval ("" when an

@@ -177,9 +177,10 @@ func restoredRequest(k string, a, last Entry, now time.Time) Request {
 		Command: a.Command, Description: a.Description, Dialect: a.Dialect,
 		RequestID: firstOf(g.RequestID, a.RequestID), QueueID: firstOf(g.QueueID, a.QueueID), Epoch: firstOf(g.Epoch, a.Epoch),
 		Truncated: g.Truncated || a.Truncated, CommandBytes: max(g.CommandBytes, a.CommandBytes), Conflict: firstOf(g.Conflict, a.Conflict),
-		Unbound:    g.Unbound,
-		Choices:    restoredChoices(a, g),
-		ReceivedAt: a.At, State: StatePending, Uncertain: true,
+		Unbound:      g.Unbound,
+		SessionTitle: firstOf(last.SessionTitle, a.SessionTitle),
+		Choices:      restoredChoices(a, g),
+		ReceivedAt:   a.At, State: StatePending, Uncertain: true,
 		Outcome: Outcome{At: now, Detail: restoredDetail},
 	}
 	if r.Dialect == "" {
@@ -276,8 +277,9 @@ func (in *Inbox) endRestoredPromptLocked(k string, a, last Entry, now time.Time)
 	r := Request{
 		Key: k, Kind: a.RequestKind, Gateway: a.Gateway, Session: firstOf(last.Session, a.Session), StoredSession: firstOf(last.StoredSession, a.StoredSession),
 		Dialect: a.Dialect, Question: a.Question, Choices: []string{}, ReceivedAt: a.At, ExpiresAt: a.At.Add(promptTimeouts[a.RequestKind]),
-		State:   StateCancelled,
-		Outcome: Outcome{At: now, Reason: CancelRequestCancel, Detail: "Herald restarted while this question was waiting; if the agent still waits, it asks again or can be answered in Hermes"},
+		SessionTitle: firstOf(last.SessionTitle, a.SessionTitle),
+		State:        StateCancelled,
+		Outcome:      Outcome{At: now, Reason: CancelRequestCancel, Detail: "Herald restarted while this question was waiting; if the agent still waits, it asks again or can be answered in Hermes"},
 	}
 	it := &item{Request: r, toolSeen: true}
 	in.seq++

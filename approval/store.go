@@ -56,6 +56,10 @@ type Entry struct {
 	CommandBytes int      `json:"command_bytes,omitempty"`
 	Conflict     string   `json:"conflict,omitempty"`
 	Unbound      string   `json:"unbound,omitempty"`
+	// SessionTitle is Request.SessionTitle: the session's title when the
+	// request arrived ("" in entries written before Herald recorded it),
+	// which names the session in the history once it is gone.
+	SessionTitle string `json:"session_title,omitempty"`
 }
 
 // GuardsVersion marks entries that record a request's guards.
@@ -95,6 +99,7 @@ func entryFor(c Change) Entry {
 		Reason: r.Outcome.Reason, Detail: r.Outcome.Detail, Error: firstOf(r.Outcome.Error, r.LastError),
 		Guards: GuardsVersion, Choices: r.Choices, RequestID: r.RequestID, QueueID: r.QueueID, Epoch: r.Epoch,
 		Truncated: r.Truncated, CommandBytes: r.CommandBytes, Conflict: r.Conflict, Unbound: r.Unbound,
+		SessionTitle: r.SessionTitle,
 	}
 	// Arrivals carry the command, and so do decisions: the bounded log
 	// keeps decisions longest, and each must say what was decided.
