@@ -190,19 +190,12 @@ func trayApprovalIn(r approval.Request, d approval.Display) TrayApproval {
 
 // displaySessions is the sessions with the gateway's text (title, model,
 // tool, status, last text) shown as approval.VisibleLine; ids stay as they
-// are, since the window sends them back. A session whose events carried no
-// title takes its name from the gateway's listing (names, sessionNames),
-// so the gateway card and the Sessions panel agree.
-func displaySessions(ss []service.SessionView, names map[string]string) []service.SessionView {
+// are, since the window sends them back. Each is named by names (one name
+// per session: the Sessions panel and the history use it too).
+func displaySessions(ss []service.SessionView, names service.SessionNames) []service.SessionView {
 	out := make([]service.SessionView, len(ss))
 	for i, s := range ss {
-		name := service.SessionName(s.Title, s.StoredID, s.ID)
-		if strings.TrimSpace(s.Title) == "" {
-			if n := nameOf(names, approval.Request{Gateway: s.Gateway, Session: s.ID, StoredSession: s.StoredID}); n != "" {
-				name = n
-			}
-		}
-		s.Name = clipLine(name, liveTitleMax) // clipLine shows it as VisibleLine
+		s.Name = clipLine(names.Of(s.Gateway, s.ID, s.StoredID, s.Title), liveTitleMax) // clipLine shows it as VisibleLine
 		v := approval.VisibleLine
 		s.Title, s.Model, s.Tool, s.Status, s.LastText = v(s.Title), v(s.Model), v(s.Tool), v(s.Status), v(s.LastText)
 		out[i] = s

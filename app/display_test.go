@@ -122,7 +122,7 @@ func TestSpoofingDesktop(t *testing.T) {
 			var h struct {
 				DisplayCommand string `json:"display_command"`
 			}
-			b, _ = json.Marshal(historyEntry(approval.Entry{At: t0, Key: r.Key, Gateway: "lab", Command: r.Command, Kind: approval.ChangeArrived}))
+			b, _ = json.Marshal(historyEntry(service.LogEntry{Entry: approval.Entry{At: t0, Key: r.Key, Gateway: "lab", Command: r.Command, Kind: approval.ChangeArrived}}))
 			if err := json.Unmarshal(b, &h); err != nil {
 				t.Fatal(err)
 			}
@@ -335,7 +335,7 @@ func TestDisplaySessionsNameFromListing(t *testing.T) {
 		{Gateway: "lab", ID: "f0f0f0f0", Title: "own title"},
 		{Gateway: "other", ID: "a1b2c3d4"},
 	}
-	got := displaySessions(in, sessionNames(live))
+	got := displaySessions(in, service.View{Live: live}.Names())
 	want := []string{"Nightly⟦U+202E⟧ backup", "20261203_173301_aaaaaa", "own title", "a1b2c3d4"}
 	if got := displaySessions([]service.SessionView{{ID: "s", Title: "t\u202e"}}, nil)[0].Name; got != "t⟦U+202E⟧" {
 		t.Errorf("a title shown twice as VisibleLine: %q", got)

@@ -56,13 +56,13 @@ func clipLine(s string, n int) string {
 	return out
 }
 
-func liveViews(in []service.GatewaySessions) []LiveGatewayView {
+func liveViews(in []service.GatewaySessions, names service.SessionNames) []LiveGatewayView {
 	out := make([]LiveGatewayView, 0, len(in))
 	for _, g := range in {
 		v := LiveGatewayView{Gateway: approval.VisibleLine(g.Gateway), Policy: string(g.Policy), Error: approval.VisibleLine(g.Err), Sessions: []LiveSessionView{}}
 		for _, l := range g.Sessions {
 			v.Sessions = append(v.Sessions, LiveSessionView{
-				ID: l.ID, Key: l.Key, Name: clipLine(l.DisplayName(), liveTitleMax), Status: clipLine(l.Status, 20),
+				ID: l.ID, Key: l.Key, Name: clipLine(names.Of(g.Gateway, l.ID, l.Key, l.Title), liveTitleMax), Status: clipLine(l.Status, 20),
 				Preview: clipLine(l.Preview, livePreviewMax), Tool: clipLine(l.Tool, livePreviewMax), LastText: clipLine(l.LastText, livePreviewMax),
 				Messages: l.MessageCount, Followed: l.Followed, Elsewhere: l.Elsewhere, Offered: l.Offered, Declined: l.Declined,
 			})

@@ -67,29 +67,6 @@ func approvalViewIn(r approval.Request, session string) ApprovalView {
 	return ApprovalView{Request: r, ID: service.ShortKey(r.Key), DisplayCommand: d.Command, Display: d}
 }
 
-// sessionNames maps "gateway\x00id" (live and stored) to the session's
-// one name, from the gateways' listings.
-func sessionNames(live []service.GatewaySessions) map[string]string {
-	m := map[string]string{}
-	for _, g := range live {
-		for _, l := range g.Sessions {
-			n := l.DisplayName()
-			m[g.Gateway+"\x00"+l.ID] = n
-			if l.Key != "" {
-				m[g.Gateway+"\x00"+l.Key] = n
-			}
-		}
-	}
-	return m
-}
-
-func nameOf(names map[string]string, r approval.Request) string {
-	if n, ok := names[r.Gateway+"\x00"+r.Session]; ok {
-		return n
-	}
-	return names[r.Gateway+"\x00"+r.StoredSession]
-}
-
 // HistoryEntry is an audit log entry for the window, with its command as
 // shown.
 type HistoryEntry struct {
@@ -101,11 +78,15 @@ type HistoryEntry struct {
 	// DisplayChoice its answer as recorded: never a password or secret.
 	DisplayQuestion string `json:"display_question,omitempty"`
 	DisplayChoice   string `json:"display_choice,omitempty"`
+	// DisplaySession is the session's one name (service.SessionNames.Of),
+	// shown as the gateway card and the Sessions panel show it.
+	DisplaySession string `json:"display_session,omitempty"`
 }
 
-func historyEntry(e approval.Entry) HistoryEntry {
+func historyEntry(le service.LogEntry) HistoryEntry {
+	e := le.Entry
 	h := HistoryEntry{Entry: e, DisplayGateway: approval.VisibleLine(e.Gateway), DisplayError: approval.VisibleLine(e.Error),
-		DisplayQuestion: approval.VisibleLine(e.Question), DisplayChoice: approval.VisibleLine(e.Choice)}
+		DisplayQuestion: approval.VisibleLine(e.Question), DisplayChoice: approval.VisibleLine(e.Choice), DisplaySession: clipLine(le.SessionName, liveTitleMax)}
 	if e.Command != "" {
 		h.DisplayCommand = e.DisplayCommand()
 	}

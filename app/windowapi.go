@@ -36,11 +36,12 @@ func (a *App) Snapshot() Snapshot {
 	trayMissing := a.trayMissing
 	a.mu.Unlock()
 	auto, _ := a.d.Autostart.Enabled()
+	names := v.Names() // one name per session, on every part of the window
 	s := Snapshot{
 		Version:             a.d.Version,
 		Now:                 v.At,
-		Sessions:            displaySessions(v.Sessions, sessionNames(v.Live)),
-		Live:                liveViews(v.Live),
+		Sessions:            displaySessions(v.Sessions, names),
+		Live:                liveViews(v.Live, names),
 		NotificationsPaused: st.PauseNotifications,
 		SecretsSessionOnly:  a.d.Secrets != nil && a.d.Secrets.SessionOnly(),
 		Autostart:           auto,
@@ -68,16 +69,15 @@ func (a *App) Snapshot() Snapshot {
 			Delivery: approval.VisibleLine(g.Features.DeliveryText), DeliveryEvidence: approval.VisibleLine(g.Features.DeliveryEvidence),
 		})
 	}
-	names := sessionNames(v.Live)
 	for _, r := range v.Approvals {
-		s.Approvals = append(s.Approvals, approvalViewIn(r, nameOf(names, r)))
+		s.Approvals = append(s.Approvals, approvalViewIn(r, names.Of(r.Gateway, r.Session, r.StoredSession, r.SessionTitle)))
 	}
 	s.Gateways = a.withUnconnected(s.Gateways, st.Gateways)
 	for i, r := range v.Recent {
 		if i == 20 {
 			break
 		}
-		s.Recent = append(s.Recent, approvalViewIn(r, nameOf(names, r)))
+		s.Recent = append(s.Recent, approvalViewIn(r, names.Of(r.Gateway, r.Session, r.StoredSession, r.SessionTitle)))
 	}
 	return s
 }
@@ -94,8 +94,8 @@ func (a *App) Answer(key, choice string, confirmAlways bool) error {
 // Dismiss ends an uncertain request without sending anything.
 func (a *App) Dismiss(key string) error { return surface.LineError(a.svc.Dismiss(key, "window")) }
 
-// History lists the audit log, newest last, with each command as the
-// window shows it.
+// History lists the audit log, newest last, with each command and
+// session name as the window shows them.
 func (a *App) History(limit int, gatewayName string) ([]HistoryEntry, error) {
 	es, err := a.svc.History(approval.Filter{Limit: limit, Gateway: gatewayName})
 	if err != nil {

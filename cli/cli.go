@@ -192,7 +192,7 @@ func cmdLog(e *env, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 	defer cancel()
-	var entries []approval.Entry
+	var entries []service.LogEntry
 	resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "log", Limit: *n})
 	switch {
 	case err == nil:
@@ -207,16 +207,20 @@ func cmdLog(e *env, args []string) error {
 			return err
 		}
 		defer st.Close()
-		if entries, err = st.List(approval.Filter{Limit: *n}); err != nil {
+		es, err := st.List(approval.Filter{Limit: *n})
+		if err != nil {
 			return err
 		}
+		// No live view without Herald: each session is named by the
+		// title recorded with its request, else its id.
+		entries = service.NamedEntries(es, nil)
 	default:
 		return err
 	}
 	if *asJSON {
 		out := make([]entryJSON, 0, len(entries))
 		for _, en := range entries {
-			j := entryJSON{Entry: en}
+			j := entryJSON{LogEntry: en}
 			if en.Command != "" {
 				j.Display = en.DisplayCommand()
 			}

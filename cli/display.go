@@ -23,10 +23,10 @@ type approvalJSON struct {
 	Display approval.Display `json:"display"`
 }
 
-// entryJSON is an audit entry in `log --json`: the entry as stored, plus
-// its command as displayed.
+// entryJSON is an audit entry in `log --json`: the entry as stored, its
+// session's one name, and its command as displayed.
 type entryJSON struct {
-	approval.Entry
+	service.LogEntry
 	Display string `json:"display,omitempty"`
 }
 
@@ -90,8 +90,12 @@ func pendingLine(r approval.Request, now time.Time) string {
 }
 
 // logLine is one audit entry in `herald log`: the command as it ran.
-func logLine(en approval.Entry) string {
+func logLine(le service.LogEntry) string {
+	en := le.Entry
 	s := fmt.Sprintf("%s  %s  %-10s %-9s", en.At.Local().Format("2006-01-02 15:04:05"), service.ShortKey(en.Key), approval.VisibleLine(en.Gateway), en.State)
+	if le.SessionName != "" {
+		s += "  session “" + approval.VisibleLine(le.SessionName) + "”"
+	}
 	if en.RequestKind.IsPrompt() {
 		s += "  " + string(en.RequestKind)
 		if en.Question != "" {

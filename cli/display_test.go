@@ -55,7 +55,7 @@ func TestSpoofingTerminal(t *testing.T) {
 			check("watch", strings.Join(approvalBlock(r, 1), "\n"), true)
 			check("watch, several waiting", strings.Join(approvalBlock(r, 3), "\n"), true)
 			check("pending", pendingLine(r, t0), false)
-			check("log", logLine(approval.Entry{At: t0, Key: r.Key, Gateway: r.Gateway, Command: r.Command, State: approval.StatePending}), false)
+			check("log", logLine(service.LogEntry{Entry: approval.Entry{At: t0, Key: r.Key, Gateway: r.Gateway, Command: r.Command, State: approval.StatePending}, SessionName: r.Session + "\u202e"}), false)
 			if _, ok := spooftest.Raw(r.CommandFirstLine(), false); ok {
 				t.Errorf("confirmation echo %q holds a raw character", r.CommandFirstLine())
 			}
@@ -82,7 +82,7 @@ func TestSpoofingTerminal(t *testing.T) {
 			}
 			check("pending --json display.command", pend[0].Display.Command, true)
 			var ent []entryJSON
-			b, _ = json.Marshal([]entryJSON{{Entry: approval.Entry{Command: r.Command}, Display: approval.Entry{Command: r.Command}.DisplayCommand()}})
+			b, _ = json.Marshal([]entryJSON{{LogEntry: service.LogEntry{Entry: approval.Entry{Command: r.Command}}, Display: approval.Entry{Command: r.Command}.DisplayCommand()}})
 			if err := json.Unmarshal(b, &ent); err != nil {
 				t.Fatal(err)
 			}

@@ -56,7 +56,7 @@ type ControlResponse struct {
 	Error    string             `json:"error,omitempty"`
 	Pending  []approval.Request `json:"pending,omitempty"`
 	Request  *approval.Request  `json:"request,omitempty"`
-	Log      []approval.Entry   `json:"log,omitempty"`
+	Log      []LogEntry         `json:"log,omitempty"`
 	View     *View              `json:"view,omitempty"`
 	Resolved bool               `json:"resolved,omitempty"`
 	Runs     []RunRef           `json:"runs,omitempty"`
@@ -424,7 +424,7 @@ func control(ctx context.Context, path string, req ControlRequest, uid int) (Con
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var pending []approval.Request
-	var log []approval.Entry
+	var log []LogEntry
 	for more := true; more; {
 		if !sc.Scan() {
 			if ctx.Err() != nil {

@@ -141,6 +141,9 @@ func New(cfg Config) *Service {
 		Store:     cfg.Store,
 		Timeout:   cfg.Timeout,
 		Answerers: s.answerer,
+		// Called under the inbox's lock: sessionTitle takes the live
+		// view's locks and never calls the inbox.
+		SessionTitle: s.sessionTitle,
 		Notify: func(c approval.Change) {
 			s.bus.publish(WatchApprovals, Notify{Approval: &c})
 			s.changed()
@@ -362,12 +365,16 @@ func (s *Service) View() View {
 	return v
 }
 
-// History lists audit entries.
-func (s *Service) History(f approval.Filter) ([]approval.Entry, error) {
+// History lists audit entries, each with its session's one name.
+func (s *Service) History(f approval.Filter) ([]LogEntry, error) {
 	if s.cfg.Store == nil {
 		return nil, errors.New("Herald keeps no audit log in this mode")
 	}
-	return s.cfg.Store.List(f)
+	es, err := s.cfg.Store.List(f)
+	if err != nil {
+		return nil, err
+	}
+	return NamedEntries(es, s.View().Names()), nil
 }
 
 // Close stops every channel and the inbox.

@@ -57,6 +57,7 @@ export namespace app {
 	    conflict?: string;
 	    epoch?: string;
 	    unbound?: string;
+	    session_title?: string;
 	    id: string;
 	    display_command: string;
 	    display: approval.Display;
@@ -96,6 +97,7 @@ export namespace app {
 	        this.conflict = source["conflict"];
 	        this.epoch = source["epoch"];
 	        this.unbound = source["unbound"];
+	        this.session_title = source["session_title"];
 	        this.id = source["id"];
 	        this.display_command = source["display_command"];
 	        this.display = this.convertValues(source["display"], approval.Display);
@@ -266,11 +268,13 @@ export namespace app {
 	    command_bytes?: number;
 	    conflict?: string;
 	    unbound?: string;
+	    session_title?: string;
 	    display_command?: string;
 	    display_error?: string;
 	    display_gateway?: string;
 	    display_question?: string;
 	    display_choice?: string;
+	    display_session?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new HistoryEntry(source);
@@ -307,11 +311,13 @@ export namespace app {
 	        this.command_bytes = source["command_bytes"];
 	        this.conflict = source["conflict"];
 	        this.unbound = source["unbound"];
+	        this.session_title = source["session_title"];
 	        this.display_command = source["display_command"];
 	        this.display_error = source["display_error"];
 	        this.display_gateway = source["display_gateway"];
 	        this.display_question = source["display_question"];
 	        this.display_choice = source["display_choice"];
+	        this.display_session = source["display_session"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
