@@ -26,4 +26,15 @@ describe("HistoryRow", () => {
     expect(body).not.toContain("<img");
     expect(body).not.toContain("<b>once");
   });
+  it("names the session in its own cell, as text", () => {
+    // Go sends the name shown as VisibleLine: a direction change is a marker.
+    const { body } = render(HistoryRow, { props: { e: entry({ display_session: "evil⟦U+202E⟧gnp.exe <b>x</b>", display_command: "ls" }) } });
+    expect(body).toMatch(/data-testid="history-session"[^>]*>evil⟦U\+202E⟧gnp\.exe &lt;b>x&lt;\/b><\/td>/);
+    expect(body).not.toContain("\u202e");
+    expect(body).not.toContain("<b>x");
+  });
+  it("leaves the session cell empty when the entry names none", () => {
+    const { body } = render(HistoryRow, { props: { e: entry({ display_command: "ls" }) } });
+    expect(body).toMatch(/data-testid="history-session"[^>]*><\/td>/);
+  });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { choiceForKey, countdown, missedText, orderedChoices, outcomeText, stateText, testStageText } from "./format";
+import { choiceForKey, countdown, missedText, orderedChoices, outcomeText, sessionName, stateText, testStageText } from "./format";
+import { askTargets } from "./runs";
 import type { Approval } from "./types";
 
 const base: Approval = {
@@ -92,5 +93,18 @@ describe("codes become words", () => {
     for (const stage of ["http", "address", "tls", "websocket", "handshake", "key", "config"]) {
       expect(testStageText(stage)).not.toBe(stage);
     }
+  });
+});
+
+describe("sessionName", () => {
+  it("is the name Go gave the session, on the card and the quick prompt alike", () => {
+    const s = { gateway: "lab", id: "a1b2c3d4e5", name: "Nightly⟦U+202E⟧ backup", title: "Nightly⟦U+202E⟧ backup", running: false };
+    expect(sessionName(s)).toBe("Nightly⟦U+202E⟧ backup");
+    const [target] = askTargets([{ name: "lab", url: "", kind: "ws", state: "connected", may_have_missed_events: false }], [s]);
+    expect(target.label).toBe(`lab: ${sessionName(s)}`);
+  });
+  it("falls back to the title, then the id, for a snapshot without a name", () => {
+    expect(sessionName({ id: "a1", title: "fix tests" })).toBe("fix tests");
+    expect(sessionName({ id: "a1" })).toBe("a1");
   });
 });

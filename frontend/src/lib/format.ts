@@ -132,3 +132,13 @@ export function testStageText(stage: string): string {
       return stage;
   }
 }
+
+/**
+ * A session's one name as Go named it (service.SessionNames: its title,
+ * else its short id, shown as VisibleLine), for the gateway card and the
+ * quick prompt; the Sessions panel and the history get the same name from
+ * Go. The title and the id are only for a snapshot without it.
+ */
+export function sessionName(s: { name?: string; title?: string; id: string }): string {
+  return s.name || s.title || s.id;
+}

@@ -31,4 +31,11 @@ describe("onePerRequest", () => {
     expect(stateWords(got[0].state)).toBe("waiting for an answer");
     expect(stateWords(got[1].state)).toBe("resolved");
   });
+  it("keeps the session's name of the latest entry", () => {
+    const got = onePerRequest([
+      row("k1", "resolved", 5, { display_session: "Nightly backup check" }),
+      row("k1", "pending", 1, { display_command: "ls", display_session: "Nightly backup check" }),
+    ]);
+    expect(got.map((e) => e.display_session)).toEqual(["Nightly backup check"]);
+  });
 });

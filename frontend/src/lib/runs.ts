@@ -1,6 +1,7 @@
 // Run control and the quick prompt: pure helpers, unit-tested in
 // runs.test.ts. The components (StopButton, QuickPrompt) only wire them up.
 import type { AskResult, GatewayView, SessionView, StopResult } from "./types";
+import { sessionName } from "./format";
 
 /** Herald sends at most this many bytes of prompt (service.MaxPromptBytes). */
 export const maxPromptBytes = 32 << 10;
@@ -34,7 +35,7 @@ export function askTargets(gateways: GatewayView[], sessions: SessionView[]): As
     if (g.kind === "api") continue;
     for (const s of sessions.filter((s) => s.gateway === g.name)) {
       // Named as the session list names it, so the two can be matched.
-      const name = s.name || s.title || s.id;
+      const name = sessionName(s);
       out.push({ value: `${g.name}\u0000${s.id}`, label: `${g.name}: ${name}${s.running ? " (running)" : ""}`, gateway: g.name, session: s.id });
     }
   }

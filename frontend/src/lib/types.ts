@@ -178,6 +178,8 @@ export interface HistoryEntry {
   request_kind?: string;
   display_question?: string;
   display_choice?: string;
+  /** the session's one name, as the card and the Sessions panel show it */
+  display_session?: string;
   state: string;
   choice?: string;
   surface?: string;
