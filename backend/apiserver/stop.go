@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/herald-desktop/herald/backend/source"
+	"github.com/herald-desktop/herald/backend/wire"
 )
 
 // The API server starts runs for prompts and stops them.
@@ -39,28 +40,24 @@ func (a *Source) Stop(ctx context.Context, id string, w source.StopWait) (source
 	if st.Terminal() {
 		return stopped(gw, id, st.Status), nil
 	}
-	t := w.Clock.NewTimer(w.Confirm)
-	defer t.Stop()
-	tick := w.Clock.NewTicker(w.Poll)
-	defer tick.Stop()
-	for {
-		select {
-		case ev := <-w.Ended:
-			status := strings.TrimPrefix(ev.Kind, "run.")
-			if rs, ok := ev.Data.(*RunStatus); ok {
-				status = rs.Status
-			}
-			return stopped(gw, id, status), nil
-		case <-tick.C():
-			if got, err := c.GetRun(ctx, id); err == nil && got.Terminal() {
-				return stopped(gw, id, got.Status), nil
-			}
-			continue
-		case <-t.C():
-		case <-ctx.Done():
-			return source.Stopped{}, fmt.Errorf("%s/%s: the stop was sent but Herald stopped waiting before the server confirmed it (%v)", gw, id, ctx.Err())
+	res, done, err := w.Wait(ctx, func(ev wire.Event) source.Stopped {
+		status := strings.TrimPrefix(ev.Kind, "run.")
+		if rs, ok := ev.Data.(*RunStatus); ok {
+			status = rs.Status
 		}
-		break
+		return stopped(gw, id, status)
+	}, func() (source.Stopped, bool) {
+		got, err := c.GetRun(ctx, id)
+		if err != nil || !got.Terminal() {
+			return source.Stopped{}, false
+		}
+		return stopped(gw, id, got.Status), true
+	})
+	switch {
+	case err != nil:
+		return res, fmt.Errorf("%s/%s: the stop was sent but Herald stopped waiting before the server confirmed it (%v)", gw, id, err)
+	case done:
+		return res, nil
 	}
 	got, err := c.GetRun(ctx, id)
 	if err != nil {

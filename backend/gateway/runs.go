@@ -124,50 +124,48 @@ func askError(gw string, err error) error {
 // session.status (the turn's events may go to another client on 0.18.2).
 func (s *Source) Stop(ctx context.Context, id string, w source.StopWait) (source.Stopped, error) {
 	c, gw := s.c, s.c.Name()
-	var res source.Stopped
 	var r struct {
 		Status string `json:"status"`
 	}
 	if err := c.Call(ctx, "session.interrupt", map[string]any{"session_id": id}, &r); err != nil {
-		return res, interruptError(gw, id, err)
+		return source.Stopped{}, interruptError(gw, id, err)
 	}
 	if r.Status == "not_interrupted" {
-		res.Outcome, res.Message = source.OutcomeNotRunning, fmt.Sprintf("%s/%s: the gateway says nothing was running to interrupt", gw, id)
-		return res, nil
+		return source.Stopped{Outcome: source.OutcomeNotRunning, Message: fmt.Sprintf("%s/%s: the gateway says nothing was running to interrupt", gw, id)}, nil
 	}
 	if w.Known && !w.Running {
 		// Herald saw the session idle: ask instead of waiting for a
 		// turn end that will not come.
 		return s.confirmByStatus(ctx, id, w, false)
 	}
-	t := w.Clock.NewTimer(w.Confirm)
-	defer t.Stop()
-	tick := w.Clock.NewTicker(w.Poll)
-	defer tick.Stop()
-	for {
-		select {
-		case ev := <-w.Ended:
-			res.Outcome = outcomeInterrupted
-			if cp, ok := ev.Data.(*wire.CompletePayload); ok && cp.Status != "" && cp.Status != outcomeInterrupted {
-				res.Outcome = cp.Status // the turn ended on its own first
-			}
-			res.Message = fmt.Sprintf("%s/%s: turn %s (confirmed by the gateway)", gw, id, res.Outcome)
-			return res, nil
-		case <-tick.C():
-			if s.agentIdle(ctx, id) {
-				res.Outcome = outcomeInterrupted
-				res.Message = fmt.Sprintf("%s/%s: the turn has ended (confirmed by session.status; its live events go to another client)", gw, id)
-				return res, nil
-			}
-		case <-t.C():
-			return s.confirmByStatus(ctx, id, w, true)
-		case <-ctx.Done():
-			return res, fmt.Errorf("%s/%s: the interrupt was sent but Herald stopped waiting before the gateway confirmed it (%v); check the session with `herald watch`", gw, id, ctx.Err())
+	res, done, err := w.Wait(ctx, func(ev wire.Event) source.Stopped {
+		res := source.Stopped{Outcome: outcomeInterrupted}
+		if cp, ok := ev.Data.(*wire.CompletePayload); ok && cp.Status != "" && cp.Status != outcomeInterrupted {
+			res.Outcome = cp.Status // the turn ended on its own first
 		}
+		res.Message = fmt.Sprintf("%s/%s: turn %s (confirmed by the gateway)", gw, id, res.Outcome)
+		return res
+	}, func() (source.Stopped, bool) {
+		if !s.agentIdle(ctx, id) {
+			return source.Stopped{}, false
+		}
+		return endedByStatus(gw, id), true
+	})
+	switch {
+	case err != nil:
+		return res, fmt.Errorf("%s/%s: the interrupt was sent but Herald stopped waiting before the gateway confirmed it (%v); check the session with `herald watch`", gw, id, err)
+	case !done:
+		return s.confirmByStatus(ctx, id, w, true)
 	}
+	return res, nil
 }
 
 const outcomeInterrupted = "interrupted"
+
+// endedByStatus: session.status says the interrupted turn has ended.
+func endedByStatus(gw, id string) source.Stopped {
+	return source.Stopped{Outcome: outcomeInterrupted, Message: fmt.Sprintf("%s/%s: the turn has ended (confirmed by session.status; its live events go to another client)", gw, id)}
+}
 
 // agentIdle reports whether session.status says the agent is not running.
 func (s *Source) agentIdle(ctx context.Context, id string) bool {
@@ -191,8 +189,7 @@ func (s *Source) confirmByStatus(ctx context.Context, id string, w source.StopWa
 		return res, fmt.Errorf("%s/%s: the interrupt was sent, but whether the turn ended is unknown: asking the gateway failed (%v); check the session with `herald watch`", gw, id, err)
 	case strings.Contains(st.Output, "Agent Running: No"):
 		if waited {
-			res.Outcome = outcomeInterrupted
-			res.Message = fmt.Sprintf("%s/%s: the turn has ended (confirmed by session.status; its live events go to another client)", gw, id)
+			res = endedByStatus(gw, id)
 		} else {
 			res.Outcome = source.OutcomeNotRunning
 			res.Message = fmt.Sprintf("%s/%s: nothing was running", gw, id)

@@ -93,6 +93,32 @@ type StopWait struct {
 	Clock         clock.Clock
 }
 
+// Wait waits for the end of a turn or run a Stopper asked the server to
+// stop: until Ended delivers it (ended says how it ended) or poll, asked
+// every Poll, finds it ended. It reports false once Confirm has passed
+// without either (the caller asks the server one last time), and ctx's
+// error if ctx ends first.
+func (w StopWait) Wait(ctx context.Context, ended func(wire.Event) Stopped, poll func() (Stopped, bool)) (Stopped, bool, error) {
+	t := w.Clock.NewTimer(w.Confirm)
+	defer t.Stop()
+	tick := w.Clock.NewTicker(w.Poll)
+	defer tick.Stop()
+	for {
+		select {
+		case ev := <-w.Ended:
+			return ended(ev), true, nil
+		case <-tick.C():
+			if res, ok := poll(); ok {
+				return res, true, nil
+			}
+		case <-t.C():
+			return Stopped{}, false, nil
+		case <-ctx.Done():
+			return Stopped{}, false, ctx.Err()
+		}
+	}
+}
+
 // Stopped is what the server confirmed about a stop.
 type Stopped struct {
 	// Outcome is interrupted, cancelled, completed, failed, or
