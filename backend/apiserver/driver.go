@@ -3,9 +3,11 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/herald-desktop/herald/backend/source"
+	"github.com/herald-desktop/herald/backend/wire"
 )
 
 func init() {
@@ -18,18 +20,10 @@ func init() {
 		Auth: []source.AuthMode{
 			{Name: "key", Label: "API key", Secret: "API key", Flag: "api-key", Env: "HERALD_API_KEY",
 				Hint: "`API_SERVER_KEY` from Hermes' `~/.hermes/.env`."},
-			{Name: "none", Label: "None"},
+			source.NoAuth,
 		},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
-			c, err := New(Config{
-				Name: cfg.Name, URL: cfg.URL, Key: cfg.Secrets["key"], RootCAs: cfg.RootCAs,
-				Clock: cfg.Clock, Logger: cfg.Logger, OnEvent: h.OnEvent,
-				OnStatus: func(st Status) {
-					if h.OnStatus != nil {
-						h.OnStatus(st.Source())
-					}
-				},
-			})
+			c, err := New(configOf(cfg, h))
 			if err != nil {
 				return nil, err
 			}
@@ -39,19 +33,32 @@ func init() {
 	})
 }
 
+// configOf is a client's configuration from the contract's.
+func configOf(cfg source.Config, h source.Hooks) Config {
+	c := Config{Name: cfg.Name, URL: cfg.URL, Key: cfg.Secrets["key"], RootCAs: cfg.RootCAs,
+		Clock: cfg.Clock, Logger: cfg.Logger, OnEvent: h.OnEvent}
+	if h.OnStatus != nil {
+		c.OnStatus = func(st Status) { h.OnStatus(st.Source()) }
+	}
+	return c
+}
+
 // check is the driver's Check: /health, then the key on
 // /v1/capabilities.
 func check(ctx context.Context, cfg source.Config) source.CheckResult {
-	c, err := New(Config{Name: "test", URL: cfg.URL, Key: cfg.Secrets["key"], RootCAs: cfg.RootCAs, MaxRetries: 1})
+	cfg.Name = "test"
+	ac := configOf(cfg, source.Hooks{})
+	ac.MaxRetries = 1
+	c, err := New(ac)
 	if err != nil {
-		return source.CheckResult{Stage: "address", Message: err.Error()}
+		return source.CheckFailed("address", err)
 	}
 	info, err := c.Probe(ctx)
 	switch {
 	case errors.Is(err, ErrUnauthorized):
 		return source.CheckResult{Stage: "key", Message: "the API server refused the key: copy API_SERVER_KEY from Hermes' ~/.hermes/.env into the key field"}
 	case err != nil:
-		return source.CheckResult{Stage: "http", Message: err.Error()}
+		return source.CheckFailed("http", err)
 	}
 	msg := "Connected: the API server answered"
 	if info.Version != "" {
@@ -67,6 +74,8 @@ type Source struct{ c *Client }
 var (
 	_ source.Source     = (*Source)(nil)
 	_ source.RunStarter = (*Source)(nil)
+	_ source.Asker      = (*Source)(nil)
+	_ source.Stopper    = (*Source)(nil)
 )
 
 // Client is the API-server client, for the API-only calls (stopping
@@ -115,4 +124,68 @@ func (a *Source) RespondApproval(ctx context.Context, runID, choice, requestID s
 // RespondServerRequest fails: the API server sends no server requests.
 func (a *Source) RespondServerRequest(context.Context, string, string) error {
 	return errors.New("the API server has no server requests")
+}
+
+// Ask starts a run with text, continuing the Hermes session named (""
+// starts a new one), and follows it.
+func (a *Source) Ask(ctx context.Context, session, text string) (source.Asked, error) {
+	run, err := a.c.StartRun(ctx, RunRequest{Input: text, SessionID: session})
+	if err != nil {
+		return source.Asked{}, fmt.Errorf("%v; check the server with `herald watch --api`, then try again", err)
+	}
+	return source.Asked{Session: run.ID, StoredSession: session, NewSession: session == "", Status: run.Status}, nil
+}
+
+// Stop stops a run (POST /v1/runs/{id}/stop) and returns once the server
+// confirmed its end: by the run's end event or its polled status.
+func (a *Source) Stop(ctx context.Context, id string, w source.StopWait) (source.Stopped, error) {
+	c, gw := a.c, a.c.Name()
+	st, err := c.StopRun(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return source.Stopped{Outcome: source.OutcomeNotRunning, Message: fmt.Sprintf("%s/%s: the API server has no such run running (it ended or is unknown)", gw, id)}, nil
+	case err != nil:
+		return source.Stopped{}, fmt.Errorf("%v; nothing is known to have stopped: try again", err)
+	}
+	if st.Terminal() {
+		return stopped(gw, id, st.Status), nil
+	}
+	res, done, err := w.Wait(ctx, func(ev wire.Event) source.Stopped {
+		status := strings.TrimPrefix(ev.Kind, "run.")
+		if rs, ok := ev.Data.(*RunStatus); ok {
+			status = rs.Status
+		}
+		return stopped(gw, id, status)
+	}, func() (source.Stopped, bool) {
+		got, err := c.GetRun(ctx, id)
+		if err != nil || !got.Terminal() {
+			return source.Stopped{}, false
+		}
+		return stopped(gw, id, got.Status), true
+	})
+	switch {
+	case err != nil:
+		return res, fmt.Errorf("%s/%s: the stop was sent but Herald stopped waiting before the server confirmed it (%v)", gw, id, err)
+	case done:
+		return res, nil
+	}
+	got, err := c.GetRun(ctx, id)
+	if err != nil {
+		return source.Stopped{}, fmt.Errorf("%s/%s: the stop was sent, but whether the run ended is unknown: %v", gw, id, err)
+	}
+	if got.Terminal() {
+		return stopped(gw, id, got.Status), nil
+	}
+	return source.Stopped{}, fmt.Errorf("%s/%s: the API server is still %s after %s; try again, or stop it on the Hermes host", gw, id, got.Status, w.Confirm)
+}
+
+// stopped says how a run ended after a stop.
+func stopped(gw, id, status string) source.Stopped {
+	res := source.Stopped{Outcome: status}
+	if status == "cancelled" {
+		res.Message = fmt.Sprintf("%s/%s: run stopped (confirmed by the API server)", gw, id)
+	} else {
+		res.Message = fmt.Sprintf("%s/%s: the run had already ended (%s)", gw, id, status)
+	}
+	return res
 }

@@ -45,17 +45,17 @@ func check(ctx context.Context, cfg source.Config) source.CheckResult {
 	}
 	c, err := New(configOf(source.Config{Name: "test", URL: cfg.URL, Secrets: cfg.Secrets, RootCAs: cfg.RootCAs}, source.Hooks{}))
 	if err != nil {
-		return source.CheckResult{Stage: "address", Message: err.Error()}
+		return source.CheckFailed("address", err)
 	}
 	st, err := c.poll(ctx)
 	var he *httpError
 	switch {
 	case errors.As(err, &he) && he.code == 401:
-		return source.CheckResult{Stage: "auth", Message: err.Error()}
+		return source.CheckFailed("auth", err)
 	case errors.As(err, &he):
-		return source.CheckResult{Stage: "plugin", Message: err.Error()}
+		return source.CheckFailed("plugin", err)
 	case err != nil:
-		return source.CheckResult{Stage: "http", Message: err.Error()}
+		return source.CheckFailed("http", err)
 	}
 	return source.CheckResult{OK: true, Stage: "plugin", Message: fmt.Sprintf("Connected: the Herald bridge answered (%d waiting)", len(st.Items))}
 }

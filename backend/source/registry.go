@@ -76,6 +76,9 @@ type AuthMode struct {
 	Env  string `json:"-"`
 }
 
+// NoAuth is the mode of a server that asks for no credentials.
+var NoAuth = AuthMode{Name: "none", Label: "None"}
+
 // HasSecret reports whether the mode needs a secret.
 func (m AuthMode) HasSecret() bool { return m.Secret != "" }
 
@@ -121,6 +124,12 @@ type CheckResult struct {
 	Stage string `json:"stage"`
 	// Message says, for people, what happened and what to do.
 	Message string `json:"message"`
+}
+
+// CheckFailed is the result of a Check that failed at stage with err
+// (whose text is for people).
+func CheckFailed(stage string, err error) CheckResult {
+	return CheckResult{Stage: stage, Message: err.Error()}
 }
 
 var registry struct {
@@ -202,7 +211,7 @@ func Lookup(kind string) (Driver, error) {
 func (d Driver) Mode(name string) (AuthMode, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	if len(d.Auth) == 0 {
-		return AuthMode{Name: "none"}, nil
+		return NoAuth, nil
 	}
 	if name == "" {
 		return d.Auth[0], nil
