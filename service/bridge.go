@@ -29,7 +29,7 @@ const (
 // credentials), named BridgeName(gw).
 func (s *Service) addBridgeOf(gw string, cfg SourceConfig) error {
 	b := cfg
-	b.Kind, b.Name, b.Bridge = KindBridge, BridgeName(gw), false
+	b.Kind, b.Name, b.Bridge, b.Resume = KindBridge, BridgeName(gw), false, nil
 	if _, err := s.AddSource(b); err != nil {
 		return fmt.Errorf("the gateway %s was added, its Herald bridge was not: %w", gw, err)
 	}

@@ -125,6 +125,9 @@ type liveState struct {
 	offered   map[string]string // key -> status when offered
 	declined  map[string]bool   // keys the user unfollowed
 	attaching map[string]bool
+	// resume holds the followed sessions (by id) to resume once a
+	// listing says whether they are still live (ResumeFollowed).
+	resume map[string]bool
 }
 
 // maxDeclined bounds the unfollowed sessions remembered per gateway.
@@ -211,16 +214,18 @@ func (s *Service) notice(n SessionNotice) {
 // onDiscovery applies one listing: announces new sessions, follows or
 // offers them by the gateway's policy. It must not block.
 func (s *Service) onDiscovery(d source.Discovery) {
-	var notices []SessionNotice
-	var follow []source.LiveSession
 	s.live.mu.Lock()
 	st := s.liveLocked(d.Gateway)
+	resume, gone := s.resumeListedLocked(st, d)
+	defer s.resumeNow(d.Gateway, resume, gone)
 	if d.Err != "" && len(d.Sessions) == 0 {
 		st.last.Err = d.Err
 		s.live.mu.Unlock()
 		s.changed()
 		return
 	}
+	var notices []SessionNotice
+	var follow []source.LiveSession
 	st.last = d
 	fanOut := d.Delivery == source.DeliveryFanOut
 	for _, l := range d.Sessions {

@@ -54,6 +54,10 @@ type SourceConfig struct {
 	// as a source named BridgeName(Name): the approvals of every Hermes
 	// process of the profile, not only the dashboard's sessions.
 	Bridge bool
+	// Resume are the sessions (stored or live ids) the user followed on
+	// this source before Herald started: only those still live are
+	// resumed (see resume.go).
+	Resume []string
 }
 
 // AddSource opens a source through its transport's driver and starts
@@ -89,9 +93,11 @@ func (s *Service) AddSource(cfg SourceConfig) (Source, error) {
 		return nil, err
 	}
 	name = src.Name()
+	later := s.resumeWhenListed(src, cfg.Resume)
 	if err := s.start(src); err != nil {
 		return nil, err
 	}
+	s.followNow(src, later)
 	s.rememberBase(name, cfg.URL)
 	if cfg.Bridge {
 		if d.Kind != KindGateway {
