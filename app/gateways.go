@@ -79,17 +79,14 @@ func (a *App) connect(g GatewaySettings) error {
 	if msg := insecureWarning(g.Name, cfg); msg != "" {
 		a.warn(msg)
 	}
-	src, err := a.svc.AddSource(cfg)
-	if err != nil {
+	// Only the saved sessions still live on the gateway are resumed: the
+	// service drops the others (NoticeGone, see forgetGone).
+	cfg.Resume = g.Sessions
+	if _, err := a.svc.AddSource(cfg); err != nil {
 		return err
 	}
 	a.clearUnconnected(g.Name)
 	a.applyFollowPolicy(g)
-	for _, id := range g.Sessions {
-		if err := src.Follow(a.ctx, id); err != nil {
-			a.warn(fmt.Sprintf("following session %s on %s: %v", id, g.Name, err))
-		}
-	}
 	return nil
 }
 

@@ -181,6 +181,7 @@ func (a *App) consume(sub *service.Subscription) {
 		case n.Approval != nil:
 			a.notify.approval(*n.Approval)
 		case n.Notice != nil:
+			a.forgetGone(*n.Notice)
 			a.notify.session(*n.Notice)
 		case n.Changed:
 			a.batch.Poke()

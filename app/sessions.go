@@ -223,3 +223,30 @@ func parseSessionID(id string) (gw, live string, ok bool) {
 	}
 	return rest[:i], rest[i+1:], true
 }
+
+// forgetGone drops a followed session that ended while Herald was not
+// running from the saved ones, then says so in the window.
+func (a *App) forgetGone(n service.SessionNotice) {
+	if n.Kind != service.NoticeGone {
+		return
+	}
+	a.mu.Lock()
+	saved := false
+	for _, g := range a.settings.Gateways {
+		saved = saved || (g.Name == n.Gateway && slices.Contains(g.Sessions, n.Key))
+	}
+	a.mu.Unlock()
+	if saved {
+		if err := a.updateSettings(func(s *Settings) {
+			s.Gateways = slices.Clone(s.Gateways)
+			for i := range s.Gateways {
+				if s.Gateways[i].Name == n.Gateway {
+					s.Gateways[i].Sessions = slices.DeleteFunc(slices.Clone(s.Gateways[i].Sessions), func(id string) bool { return id == n.Key })
+				}
+			}
+		}); err != nil {
+			a.warn(err.Error())
+		}
+	}
+	a.warn(n.Text)
+}
