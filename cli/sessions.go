@@ -31,6 +31,8 @@ func printSessionNotice(out *printer, n service.SessionNotice) {
 		out.line("● %s: following session %q (its live events and approvals come to Herald now)", n.Gateway, name)
 	case service.NoticeElsewhere:
 		out.line("⚠ %s: session %q is followed elsewhere now: another client took its live events, so its approvals go there. Type \"take %s\" to take it back.", n.Gateway, name, id)
+	case service.NoticeGone:
+		out.line("○ %s: %s", n.Gateway, approval.VisibleLine(n.Text))
 	case service.NoticeFollowFailed:
 		out.line("! %s: %s", n.Gateway, approval.VisibleLine(n.Text))
 	case service.NoticeApprovalElsewhere:

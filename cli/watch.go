@@ -417,20 +417,23 @@ func splitSource(v string) (kind service.Kind, name, u string, err error) {
 func (f *watchFlags) addSources(ctx context.Context, svc *service.Service, out *printer, configs []service.SourceConfig) ([]string, error) {
 	var wsNames []string
 	for i, cfg := range configs {
+		if cfg.Kind != service.KindAPIServer {
+			// Only the --session ids still live on the gateway are
+			// resumed; a notice names the others.
+			cfg.Resume = f.sessions
+		}
 		src, err := svc.AddSource(cfg)
 		if err != nil {
 			return nil, err
 		}
-		ids := []string(f.sessions)
-		if src.Kind() == service.KindAPIServer {
-			ids = nil
-			if i == 0 {
-				ids = f.runs
-			}
-		} else {
+		if src.Kind() != service.KindAPIServer {
 			wsNames = append(wsNames, src.Name())
+			continue
 		}
-		for _, id := range ids {
+		if i != 0 {
+			continue
+		}
+		for _, id := range f.runs {
 			if err := src.Follow(ctx, id); err != nil {
 				out.problem(src.Name(), err)
 			}
