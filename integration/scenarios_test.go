@@ -225,6 +225,59 @@ func TestHeraldRestartWithApprovalPending(t *testing.T) {
 	}
 }
 
+// TestHeraldRestartSkipsSessionsThatEnded: Herald followed a session
+// (--session, as the app's saved sessions), then stopped; the real
+// gateway restarted meanwhile, so that session ended. The next Herald,
+// given it and a live one, resumes only the live one and says in a
+// notice that the ended one is no longer followed. On the server side the
+// ended session stays ended: it is not listed live again, as a
+// session.resume would have made it (building an agent for it).
+func TestHeraldRestartSkipsSessionsThatEnded(t *testing.T) {
+	for _, v := range hermespeer.Versions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			p := hermespeer.Start(t, hermespeer.WS, v)
+			session := func() created {
+				a := dialRaw(t, "other client", p.URL)
+				defer a.Close()
+				a.WaitEvent(0, "gateway.ready", nil)
+				s := a.Create()
+				mark := a.Len()
+				a.Submit(s.SessionID, "hello")
+				a.WaitIdle(mark, s.SessionID) // its stored row exists now
+				return s
+			}
+			ended := session()
+			h := newHerald(t)
+			w := h.connectWS(p, "--session", ended.StoredSessionID)
+			w.notice(0, "followed", ended.StoredSessionID)
+			if err := w.cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			if code := w.Exited(); code != 0 {
+				t.Fatalf("watch after Ctrl-C: exit %d", code)
+			}
+			p.Restart(t) // while Herald is not running: the session ends
+			live := session()
+
+			w2 := h.connectWS(p, "--session", ended.StoredSessionID, "--session", live.StoredSessionID)
+			w2.notice(0, "followed", live.StoredSessionID)
+			obs := dialRaw(t, "observer", p.URL)
+			list := string(obs.MustCall("session.active_list", map[string]any{}, nil).Result)
+			if strings.Contains(list, ended.StoredSessionID) {
+				t.Fatalf("the ended session %s is live again on the gateway: Herald resumed it\n%s", ended.StoredSessionID, list)
+			}
+			if !strings.Contains(list, live.StoredSessionID) {
+				t.Fatalf("the live session %s is not listed:\n%s", live.StoredSessionID, list)
+			}
+			gone := w2.notice(0, "gone", ended.StoredSessionID)
+			if text := str(gone, "notice", "text"); !strings.Contains(text, "no longer follows it") {
+				t.Errorf("the gone notice says %q", text)
+			}
+		})
+	}
+}
+
 // TestWrongTokenAndKey: a wrong token (gateway) or key (API server) ends
 // herald watch with one line that says what to fix, and no secret in it.
 func TestWrongTokenAndKey(t *testing.T) {
