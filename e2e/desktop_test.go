@@ -423,8 +423,8 @@ func TestDesktop(t *testing.T) {
 	})
 
 	// One name per session: its title on the gateway card, in the Sessions
-	// panel and the quick prompt (three times), never its live or stored id;
-	// then the History.
+	// panel and the quick prompt, and in the Session column of every
+	// History row of its approvals; never its live or stored id.
 	t.Run("session names and history", func(t *testing.T) {
 		h.t = t
 		if win == "" {
@@ -434,24 +434,56 @@ func TestDesktop(t *testing.T) {
 		if err := srv.SetTitle(live, title); err != nil {
 			t.Fatal(err)
 		}
+		// The one name the app gives the session (its title, else its
+		// short id), as the control socket reports it.
+		var name string
 		h.waitView(step, "the gateway listing the session's title", func(v *service.View) bool {
 			for _, g := range v.Live {
 				for _, s := range g.Sessions {
 					if g.Gateway == gwName && s.ID == live && s.DisplayName() == title {
+						name = strings.ToLower(v.Names().Of(gwName, live, stored, ""))
 						return true
 					}
 				}
 			}
 			return false
 		})
+		if name != strings.ToLower(title) {
+			t.Fatalf("the app names the session %q, want its title %q", name, title)
+		}
 		// Back to the top of the left pane (the last scenario scrolled it).
 		e.run(10*time.Second, "xdotool", "mousemove", "--window", win, "200", "300", "click", "--repeat", "30", "--delay", "30", "4")
-		words := h.waitWords(win, "30-names.png", func(text string) bool { return strings.Count(text, strings.ToLower(title)) >= 3 })
+		words := h.waitWords(win, "30-names.png", func(text string) bool { return strings.Count(text, name) >= 3 })
 		flat := strings.Join(words.text, " ")
-		t.Logf("%q appears %d times on the live view", title, strings.Count(flat, strings.ToLower(title)))
 		for _, id := range []string{live, stored} {
 			if strings.Contains(flat, strings.ToLower(id)) {
-				t.Errorf("the live view shows the session's id %s, not only its title (see 30-names.png)", id)
+				t.Errorf("the live view shows the session's id %s, not only its name (see 30-names.png)", id)
+			}
+		}
+		// Where each occurrence is: under the Gateways heading (the card),
+		// under Sessions (the panel) or under Quick prompt, in the left
+		// pane.
+		gx, gy, okG := words.find("gateways")
+		_, sy, okS := words.find("sessions")
+		_, qy, okQ := words.find("quick")
+		if !okG || !okS || !okQ || !(gy < sy && sy < qy) {
+			h.fatalf("the headings Gateways, Sessions and Quick prompt not read in order in 30-names.png: %q", flat)
+		}
+		where := map[string]int{}
+		for _, p := range words.phrase(name) {
+			switch {
+			case p.X > gx+300: // the right pane
+			case p.Y > gy && p.Y < sy:
+				where["card"]++
+			case p.Y > sy && p.Y < qy:
+				where["panel"]++
+			case p.Y > qy:
+				where["quick prompt"]++
+			}
+		}
+		for _, part := range []string{"card", "panel", "quick prompt"} {
+			if where[part] == 0 {
+				t.Errorf("the %s does not show the session's name %q (read: %v; see 30-names.png)", part, title, where)
 			}
 		}
 		// The History, by its tab.
@@ -463,22 +495,36 @@ func TestDesktop(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Its rows come a moment after the tab: wait for the answers of
-		// the earlier scenarios, by where they came from.
+		// the earlier scenarios, by where they came from. Every one was
+		// an approval of this session.
 		hist := h.waitWords(win, "31-history.png", func(text string) bool {
 			ws := strings.Fields(text)
-			return slices.Contains(ws, "resolved") && slices.Contains(ws, "tray") && slices.Contains(ws, "window")
+			return slices.Contains(ws, "resolved") && slices.Contains(ws, "tray") && slices.Contains(ws, "window") && strings.Contains(text, name)
 		})
 		text := strings.Join(hist.text, " ")
-		if strings.Contains(text, strings.ToLower(live)) {
-			t.Errorf("the History shows the live id %s (see 31-history.png)", live)
+		for _, id := range []string{live, stored} {
+			if strings.Contains(text, strings.ToLower(id)) {
+				t.Errorf("the History shows the session's id %s (see 31-history.png)", id)
+			}
 		}
-		if !strings.Contains(text, strings.ToLower(title)) {
-			t.Logf("note: the History names no session (no %q in 31-history.png)", title)
+		if _, _, ok := hist.find("session"); !ok {
+			t.Errorf("the History has no Session column (see 31-history.png)")
+		}
+		names := hist.phrase(name)
+		rows := 0
+		for i, w := range hist.text {
+			if w != "resolved" {
+				continue
+			}
+			rows++
+			if !slices.ContainsFunc(names, func(p image.Point) bool { return abs(p.Y-hist.at[i].Y) <= 8 }) {
+				t.Errorf("the History row at y=%d does not name its session %q (see 31-history.png)", hist.at[i].Y, title)
+			}
 		}
 		if x, y, ok := hist.find("live"); ok {
 			e.run(10*time.Second, "xdotool", "mousemove", "--window", win, strconv.Itoa(x), strconv.Itoa(y), "click", "1")
 		}
-		sum.add("G names", fmt.Sprintf("%q on the live view %d times, live id nowhere; History in 31-history.png", title, strings.Count(flat, strings.ToLower(title))))
+		sum.add("G names", fmt.Sprintf("%q on the card, the panel and the quick prompt (%v), and on %d of %d History rows; its ids nowhere (30-names.png, 31-history.png)", title, where, len(names), rows))
 	})
 
 	// Stock GNOME has no tray host: when the StatusNotifierWatcher leaves
@@ -1230,6 +1276,21 @@ func (ws words) find(w string) (x, y int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// phrase is where the words of p (lower case, single spaces) are read
+// one after another: the centre of the first of them, each time.
+func (ws words) phrase(p string) []image.Point {
+	want := strings.Fields(p)
+	var out []image.Point
+	for i := 0; i+len(want) <= len(ws.text); i++ {
+		if slices.Equal(ws.text[i:i+len(want)], want) {
+			out = append(out, ws.at[i])
+		}
+	}
+	return out
+}
+
+func abs(n int) int { return max(n, -n) }
 
 // waitWords reads window screenshots (artifacts/name) with tesseract until
 // ok holds for the text read (lower case, single spaces).
