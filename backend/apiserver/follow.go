@@ -146,6 +146,18 @@ func (c *Client) current(rs *runState) bool {
 	return c.runs[rs.id] == rs
 }
 
+// awaitKey notes on the run that the key was refused with err and waits
+// for a new one (wake); it reports false if ctx ended first.
+func (c *Client) awaitKey(ctx context.Context, rs *runState, err error, wake <-chan struct{}) bool {
+	c.setRun(rs, func(i *RunInfo) { i.Err = err.Error() })
+	select {
+	case <-ctx.Done():
+		return false
+	case <-wake:
+		return true
+	}
+}
+
 // follow streams a run's events until it ends, resuming or polling as the
 // server allows.
 func (c *Client) follow(ctx context.Context, rs *runState) {
@@ -192,11 +204,8 @@ func (c *Client) follow(ctx context.Context, rs *runState) {
 			return
 		case isAPI && ae.Status == http.StatusUnauthorized:
 			c.refused(err)
-			c.setRun(rs, func(i *RunInfo) { i.Err = err.Error() })
-			select {
-			case <-ctx.Done():
+			if !c.awaitKey(ctx, rs, err, wake) {
 				return
-			case <-wake:
 			}
 			continue
 		case isAPI && !ae.temporary():
@@ -466,11 +475,8 @@ func (c *Client) poll(ctx context.Context, rs *runState, reason string) {
 			c.finish(rs, msg)
 			return
 		case isAPI && ae.Status == http.StatusUnauthorized:
-			c.setRun(rs, func(i *RunInfo) { i.Err = err.Error() })
-			select {
-			case <-ctx.Done():
+			if !c.awaitKey(ctx, rs, err, wake) {
 				return
-			case <-wake:
 			}
 			continue
 		default:
