@@ -22,13 +22,7 @@ type TrayRun struct {
 const trayRunLabelMax = 60
 
 func trayRun(ss service.SessionView) TrayRun {
-	what := ss.Tool
-	if what == "" {
-		what = ss.Title
-	}
-	if what == "" {
-		what = "running"
-	}
+	what := service.RunDoing(ss.Tool, ss.Title)
 	label, cut := approval.Truncate(ss.Gateway+"/"+ss.ID+": "+what, trayRunLabelMax)
 	label = approval.VisibleLine(label)
 	if cut {

@@ -211,18 +211,7 @@ func cmdStop(e *env, args []string) error {
 // id is the gateway's text too.
 func runLine(r service.RunRef) string {
 	v := approval.VisibleLine
-	return fmt.Sprintf("%s/%s  %s  %s", v(r.Gateway), v(r.ID), r.Transport, v(runWhat(r)))
-}
-
-func runWhat(r service.RunRef) string {
-	what := r.Tool
-	if what == "" {
-		what = r.Title
-	}
-	if what == "" {
-		what = "running"
-	}
-	return what
+	return fmt.Sprintf("%s/%s  %s  %s", v(r.Gateway), v(r.ID), r.Transport, v(service.RunDoing(r.Tool, r.Title)))
 }
 
 func cmdAsk(e *env, args []string) error {

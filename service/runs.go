@@ -48,15 +48,18 @@ type RunRef struct {
 }
 
 // Label is how surfaces name a run: "gateway/id: what it does".
-func (r RunRef) Label() string {
-	what := r.Tool
-	if what == "" {
-		what = r.Title
+func (r RunRef) Label() string { return r.Gateway + "/" + r.ID + ": " + RunDoing(r.Tool, r.Title) }
+
+// RunDoing is what surfaces say a run does: its tool running now, else
+// its title, else "running".
+func RunDoing(tool, title string) string {
+	switch {
+	case tool != "":
+		return tool
+	case title != "":
+		return title
 	}
-	if what == "" {
-		what = "running"
-	}
-	return r.Gateway + "/" + r.ID + ": " + what
+	return "running"
 }
 
 // StopResult is what the gateway confirmed about a stop.
