@@ -59,7 +59,7 @@ func TestNothingAboveBackendNamesATransport(t *testing.T) {
 	if len(ts) < 2 {
 		t.Fatalf("found transports %v: the registration scan is broken", ts)
 	}
-	for _, dir := range []string{"../app", "../cli", "../desktop", ".."} {
+	for _, dir := range []string{"../service", "../app", "../cli", "../desktop", ".."} {
 		im := imports(t, dir)
 		for _, tr := range ts {
 			if im[tr] {

@@ -6,9 +6,20 @@
 // answer approvals, and one typed event stream (Subscribe) that every
 // surface reads.
 //
-// Surfaces import service and backend/source, never a transport: a new
-// transport registers a driver, a new surface subscribes. It is plain Go:
-// no Wails, no globals; the clock and store are passed in.
+// Who may import whom: surfaces (cli, app) import service and
+// backend/source, never a transport. Service imports backend/source,
+// backend/wire and approval, and reaches each transport only through the
+// contract: source.Source, its optional capabilities (SessionFollower,
+// Asker, Stopper, RunStarter, LinkChecker, found by type assertion) and
+// the driver registry. The one import that names the transports is the
+// blank import of backend/transports (transports.go), which registers
+// them.
+//
+// Where things go: a new transport is a package under backend/ with a
+// fake beside it and one line in backend/transports; a new surface
+// subscribes to the event stream (Subscribe); a new setting of a source
+// goes in source.Config or the driver's AuthModes. It is plain Go: no
+// Wails, no globals; the clock and store are passed in.
 package service
 
 import (
@@ -42,7 +53,7 @@ type Config struct {
 	// (default FollowAsk); SetFollowPolicy changes it per gateway.
 	FollowPolicy FollowPolicy
 	// DiscoveryInterval is how often gateways list their live sessions
-	// (0: gateway.DiscoveryInterval, with the liveness check).
+	// (0: the transport's default, with the liveness check).
 	DiscoveryInterval time.Duration
 }
 

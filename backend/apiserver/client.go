@@ -17,8 +17,13 @@
 // ChatStreamEvents) are exported for reuse with other Hermes streams, such
 // as streaming chat completions that carry "event: approval.request".
 //
-// It is transport "api" of the contract in backend/source: Source adapts a
-// Client, and the driver registered in driver.go opens and checks one.
+// It is transport "api" of the contract in backend/source: Source (in
+// driver.go) adapts a Client, with the capabilities RunStarter, Asker and
+// Stopper, and the driver registered there opens and checks one. It
+// imports backend/source, backend/wire and the other plain backend
+// packages, never a sibling transport; nothing above backend/ imports it
+// except the registration in backend/transports (and tests). Its fake
+// server is backend/apiservertest.
 //
 // The client never sends an Origin header (the API server refuses unknown
 // origins with 403) and never logs the key or puts it in an error.

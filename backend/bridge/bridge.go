@@ -16,6 +16,10 @@
 // answers them exactly once like any other; requests that leave the poll
 // arrive as request.cancel. Notices (Hermes versions without approval
 // transports: answer where it was asked) go to Config.OnNotice.
+//
+// It is transport "bridge" of the contract in backend/source (driver.go);
+// like its siblings it is registered by backend/transports and named by
+// nothing above backend/. Its fake plugin is backend/bridge/bridgetest.
 package bridge
 
 import (

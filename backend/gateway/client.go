@@ -7,8 +7,13 @@
 // Config.OnStatus. It never answers an approval by itself: RespondApproval and
 // RespondServerRequest are the only ways a choice reaches the gateway.
 //
-// It is transport "ws" of the contract in backend/source: Source adapts a
-// Client, and the driver registered in driver.go opens and checks one.
+// It is transport "ws" of the contract in backend/source: Source (in
+// driver.go) adapts a Client, with the capabilities SessionFollower,
+// Asker, Stopper and LinkChecker, and the driver registered there opens
+// and checks one. It imports backend/source, backend/wire and the other
+// plain backend packages, never a sibling transport; nothing above
+// backend/ imports it except the registration in backend/transports (and
+// tests). Its fake server is backend/hermestest.
 package gateway
 
 import (

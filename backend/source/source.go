@@ -3,19 +3,24 @@
 //
 // A transport (the dashboard gateway's WebSocket in backend/gateway, the
 // API server's HTTP and SSE in backend/apiserver) is one package that
-// implements Source and registers a Driver (see Register). It reports
+// implements Source and registers a Driver (see Register), plus the
+// optional capabilities its server offers (capabilities.go: following
+// live sessions, taking prompts, stopping and starting runs). It reports
 // what it sees as wire.Events in order and its channel as a Status, in the
 // same terms as every other transport; it retries with Backoff, delivers
 // through an EventQueue (approvals ahead of streamed text), sends only
 // the Choices and describes network failures with Peer.DescribeNetErr.
 //
 // Who may import whom: source imports only backend/wire and
-// backend/clock. Transports import source; nothing in source imports a
-// transport. Above backend/, only service opens sources (through the
-// registry) and nothing names a transport package.
+// backend/clock. Transports import source and never each other; nothing
+// in source imports a transport. Above backend/, only service opens
+// sources (through the registry) and asks for capabilities (by type
+// assertion); nothing names a transport package but backend/transports,
+// the one blank import that registers them all.
 //
 // A new transport goes in a package of its own under backend/, with a
-// fake beside it, and one Register call in its init function.
+// fake server beside it (for tests), one Register call in its init
+// function and one import line in backend/transports.
 package source
 
 import (
