@@ -9,7 +9,8 @@ import (
 	"github.com/herald-desktop/herald/service"
 )
 
-// Snapshot is what the window shows (see frontend/src/lib/types.ts).
+// Snapshot is what the window shows. The page's types are generated from
+// these structs (`make bindings`, frontend/wailsjs/go/models.ts).
 type Snapshot struct {
 	Version  string                `json:"version"`
 	Now      time.Time             `json:"now"`

@@ -16,11 +16,13 @@ import type { Approval } from "../lib/types";
 
 const req = (key: string, command: string): Approval => ({
   key,
+  id: key,
+  kind: "approval",
   gateway: "lab",
   session: "s1",
   command,
   display_command: command,
-  display: { command, masked: "", first_line: command, gateway: "lab", session: "s1", lines: 1 },
+  display: { command, masked: "", first_line: command, gateway: "lab", session: "s1", lines: 1, expiry_known: true },
   choices: ["once", "session", "always", "deny"],
   received_at: "2026-12-03T10:00:00Z",
   expires_at: "2026-12-03T10:05:00Z",

@@ -11,6 +11,8 @@ import spoofCases from "./testdata/spoofcases.json";
 const raw = 'rm -rf ~/important\u001b[2K\recho hello <img src=x onerror="alert(1)"> \u202e';
 const hostile: Approval = {
   key: "lab/srq/1",
+  id: "1",
+  kind: "approval",
   gateway: "lab",
   session: "s\u001b[2K",
   command: raw,
@@ -24,7 +26,7 @@ const hostile: Approval = {
     gateway: "lab",
     session: "s␛[2K",
     markers: true,
-    lines: 1,
+    lines: 1, expiry_known: true,
   },
   description: "<b>why</b>",
   choices: ["once", "deny"],

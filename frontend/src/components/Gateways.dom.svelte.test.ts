@@ -22,6 +22,10 @@ const snap = (g: GatewayView): Snapshot => ({
   secrets_session_only: true,
   autostart: false,
   now: "2026-12-03T10:00:00Z",
+  live: [],
+  tray_missing: false,
+  quit_without_tray: false,
+  notify_run_finished: false,
 });
 
 describe("Gateways (DOM)", () => {

@@ -5,7 +5,7 @@ import { render } from "svelte/server";
 import HistoryRow from "./HistoryRow.svelte";
 import type { HistoryEntry } from "../lib/types";
 
-const entry = (extra: Partial<HistoryEntry>): HistoryEntry => ({ key: "lab/1", gateway: "lab", session: "s1", command: "", state: "resolved", at: "2026-12-03T10:00:00Z", ...extra });
+const entry = (extra: Partial<HistoryEntry>): HistoryEntry => ({ seq: 1, kind: "updated", key: "lab/1", gateway: "lab", session: "s1", command: "", state: "resolved", at: "2026-12-03T10:00:00Z", ...extra });
 
 describe("HistoryRow", () => {
   it("shows the choice outside the command", () => {

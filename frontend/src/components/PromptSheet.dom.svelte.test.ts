@@ -18,12 +18,13 @@ import type { Approval } from "../lib/types";
 
 const sudo = (key: string, gateway: string): Approval => ({
   key,
+  id: key,
   kind: "sudo",
   gateway,
   session: "s1",
   command: "sudo apt-get install jq",
   display_command: "sudo apt-get install jq",
-  display: { command: "sudo apt-get install jq", masked: "", first_line: "", gateway, session: "s1", lines: 1 },
+  display: { command: "sudo apt-get install jq", masked: "", first_line: "", gateway, session: "s1", lines: 1, expiry_known: true },
   choices: [],
   received_at: "2026-12-03T10:00:00Z",
   expires_at: "2026-12-03T10:05:00Z",

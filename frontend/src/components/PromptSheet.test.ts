@@ -9,12 +9,13 @@ import type { Approval } from "../lib/types";
 function prompt(kind: "clarify" | "sudo" | "secret", extra: Partial<Approval> = {}): Approval {
   return {
     key: `lab/${kind}/1`,
+    id: "1",
     kind,
     gateway: "lab",
     session: "s1",
     command: "",
     display_command: "",
-    display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 0 },
+    display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 0, expiry_known: true },
     choices: [],
     received_at: "2026-12-03T10:00:00Z",
     expires_at: "2026-12-03T10:02:00Z",
@@ -31,7 +32,7 @@ describe("PromptSheet", () => {
     const a = prompt("clarify", {
       question: "Deploy <b>where</b>?",
       choices: ["dev", "prod"],
-      display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 0, question: "Deploy <b>where</b>?", choices: ["dev", "prod"] },
+      display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 0, expiry_known: true, question: "Deploy <b>where</b>?", choices: ["dev", "prod"] },
     });
     const { body } = render(PromptSheet, { props: { approval: a, now } });
     expect(body).toContain("Deploy &lt;b>where&lt;/b>?");
@@ -44,7 +45,7 @@ describe("PromptSheet", () => {
   });
 
   it("asks a sudo password only through a masked field, saying who asks and why", () => {
-    const a = prompt("sudo", { command: "sudo apt-get install jq", display: { command: "sudo apt-get install jq", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 1 } });
+    const a = prompt("sudo", { command: "sudo apt-get install jq", display: { command: "sudo apt-get install jq", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 1, expiry_known: true } });
     const { body } = render(PromptSheet, { props: { approval: a, now } });
     expect(body).toContain('type="password"');
     expect(body).toContain('data-testid="secret-input"');
@@ -56,7 +57,7 @@ describe("PromptSheet", () => {
   });
 
   it("names the secret's variable", () => {
-    const a = prompt("secret", { env_var: "OPENWEATHER_API_KEY", prompt: "Your key", display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 0, env_var: "OPENWEATHER_API_KEY", prompt: "Your key" } });
+    const a = prompt("secret", { env_var: "OPENWEATHER_API_KEY", prompt: "Your key", display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 0, expiry_known: true, env_var: "OPENWEATHER_API_KEY", prompt: "Your key" } });
     const { body } = render(PromptSheet, { props: { approval: a, now } });
     expect(body).toContain("OPENWEATHER_API_KEY");
     expect(body).toContain('type="password"');

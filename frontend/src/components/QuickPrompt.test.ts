@@ -16,6 +16,10 @@ function snap(extra: Partial<Snapshot> = {}): Snapshot {
     secrets_session_only: false,
     autostart: false,
     now: "2026-12-03T10:00:00Z",
+    live: [],
+    tray_missing: false,
+    quit_without_tray: false,
+    notify_run_finished: false,
     ...extra,
   };
 }
@@ -26,7 +30,7 @@ describe("QuickPrompt", () => {
     expect(body).toMatch(/<option[^>]*selected[^>]*>demo: new session<\/option>/);
   });
   it("shows the first target selected when there are several", () => {
-    const { body } = render(QuickPrompt, { props: { snap: snap({ sessions: [{ gateway: "demo", id: "a1", title: "fix tests", running: true }] }) } });
+    const { body } = render(QuickPrompt, { props: { snap: snap({ sessions: [{ gateway: "demo", id: "a1", title: "fix tests", name: "fix tests", running: true, updated: "2026-12-03T10:00:00Z" }] }) } });
     expect(body).toMatch(/<option[^>]*selected[^>]*>demo: fix tests \(running\)<\/option>/);
     expect(body).not.toMatch(/<option[^>]*selected[^>]*>demo: new session<\/option>/);
   });

@@ -8,11 +8,13 @@ import type { Approval } from "../lib/types";
 
 const stopped: Approval = {
   key: "api/run_1/1",
+  id: "1",
+  kind: "approval",
   gateway: "api",
   session: "run_1",
   command: "kubectl delete ns staging",
   display_command: "kubectl delete ns staging",
-  display: { command: "kubectl delete ns staging", masked: "", first_line: "", gateway: "api", session: "run_1", lines: 1 },
+  display: { command: "kubectl delete ns staging", masked: "", first_line: "", gateway: "api", session: "run_1", lines: 1, expiry_known: true },
   choices: ["once", "deny"],
   received_at: "2026-12-03T10:00:00Z",
   expires_at: "2026-12-03T10:05:00Z",

@@ -13,6 +13,7 @@ function session(extra: Partial<LiveSessionView>): LiveSessionView {
 function snap(sessions: LiveSessionView[], policy: "ask" | "auto" = "ask"): Snapshot {
   return {
     version: "test", gateways: [], sessions: [], approvals: [], recent: [], notifications_paused: false, secrets_session_only: false, autostart: false, now: "2026-12-03T10:00:00Z",
+    tray_missing: false, quit_without_tray: false, notify_run_finished: false,
     live: [{ gateway: "lab", policy, sessions }],
   };
 }

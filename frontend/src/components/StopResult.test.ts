@@ -11,13 +11,17 @@ function snap(running: boolean): Snapshot {
   return {
     version: "test",
     gateways: [{ name: "lab", url: "http://127.0.0.1:9119", kind: "ws", state: "connected", may_have_missed_events: false }],
-    sessions: [{ gateway: "lab", id: "a1", running, status: running ? "" : "interrupted" }],
+    sessions: [{ gateway: "lab", id: "a1", name: "a1", running, status: running ? "" : "interrupted", updated: "2026-12-03T10:00:00Z" }],
     approvals: [],
     recent: [],
     notifications_paused: false,
     secrets_session_only: false,
     autostart: false,
     now: "2026-12-03T10:00:00Z",
+    live: [],
+    tray_missing: false,
+    quit_without_tray: false,
+    notify_run_finished: false,
   };
 }
 

@@ -2,7 +2,7 @@
 // app.WindowAPI's methods (frontend/wailsjs, `make bindings`) and runtime
 // events. WindowAPI has exactly the methods called here (a Go test checks).
 // This file keeps the names the components use as thin wrappers, typed with
-// the richer shapes of ./types (Wails' generated models type times as any).
+// the generated models as plain data (./types).
 // In the window process of the split model the bindings reach the always-on
 // Herald through the forwarder (forward.ts), installed before every call.
 import * as App from "../../wailsjs/go/app/WindowAPI";
@@ -10,8 +10,8 @@ import { EventsOn } from "../../wailsjs/runtime/runtime";
 import { installForwarder } from "./forward";
 import type { AddGatewayRequest, AskResult, GatewayFormView, GatewayKind, HistoryEntry, ProbeResult, RunRef, Snapshot, StopResult, TestResult } from "./types";
 
-/** Calls a generated binding once window.go.app.WindowAPI is there, typed as
- *  ./types says. */
+/** Calls a generated binding once window.go.app.WindowAPI is there, its
+ *  result typed as the plain data it is (./types). */
 function typed<T>(call: () => Promise<unknown>): Promise<T> {
   if (!installForwarder()) return Promise.reject(new Error("Herald's backend is not available (not running inside Herald?)"));
   return call() as Promise<T>;

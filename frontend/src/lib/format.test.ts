@@ -5,11 +5,13 @@ import type { Approval } from "./types";
 
 const base: Approval = {
   key: "k",
+  id: "k",
+  kind: "approval",
   gateway: "home",
   session: "s",
   command: "rm -rf ./build",
   display_command: "rm -rf ./build",
-  display: { command: "rm -rf ./build", masked: "rm -rf ./build", first_line: "rm -rf ./build", gateway: "home", session: "s", lines: 1 },
+  display: { command: "rm -rf ./build", masked: "rm -rf ./build", first_line: "rm -rf ./build", gateway: "home", session: "s", lines: 1, expiry_known: true },
   choices: ["once", "session", "always", "deny"],
   received_at: "2026-12-02T10:00:00Z",
   expires_at: "2026-12-02T10:05:00Z",

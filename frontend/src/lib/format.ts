@@ -1,13 +1,17 @@
 // Pure display helpers, unit-tested in format.test.ts.
-import type { Approval, Choice } from "./types";
+import type { Approval } from "./types";
 
-/** Labels for the choices a gateway may offer, in display order. */
-export const choiceLabels: Record<Choice, string> = {
+/** Labels for the choices the window offers, in display order (a choice a
+ *  gateway offers that is not here is not offered). */
+export const choiceLabels = {
   once: "Allow once",
   session: "Allow for session",
   always: "Always allow",
   deny: "Deny",
-};
+} as const;
+
+/** A choice the window can offer. */
+export type Choice = keyof typeof choiceLabels;
 
 /** Keyboard shortcuts on the approval sheet. */
 export const shortcuts: Record<string, Choice> = { o: "once", s: "session", a: "always", d: "deny" };
@@ -63,6 +67,8 @@ export function outcomeText(a: Approval, transport = "ws"): string {
       return `“${label(o.choice)}” sent, outcome unknown: the link dropped before the gateway confirmed it. Herald will not send it again`;
     case "outcome-unknown":
       return `“${label(o.choice)}” sent, outcome unknown${o.detail ? ` (${o.detail})` : ""}`;
+    default:
+      return a.state; // a state this window does not know: say it as it is
   }
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { onePerRequest, stateWords, withCommands } from "./history";
 import type { HistoryEntry } from "./types";
 
-const e = (key: string, state: string, display_command?: string): HistoryEntry => ({ key, gateway: "lab", session: "s", command: display_command ?? "", display_command, state, at: "" });
+const e = (key: string, state: string, display_command?: string): HistoryEntry => ({ seq: 0, kind: "updated", key, gateway: "lab", session: "s", command: display_command ?? "", display_command, state, at: "" });
 
 describe("withCommands", () => {
   it("names what a cancellation cancelled", () => {
@@ -16,7 +16,7 @@ describe("withCommands", () => {
 
 describe("onePerRequest", () => {
   const at = (s: number) => new Date(Date.UTC(2026, 11, 3, 10, 0, s)).toISOString();
-  const row = (key: string, state: string, s: number, extra: Partial<HistoryEntry> = {}): HistoryEntry => ({ key, gateway: "lab", session: "s", command: "", state, at: at(s), ...extra });
+  const row = (key: string, state: string, s: number, extra: Partial<HistoryEntry> = {}): HistoryEntry => ({ seq: s, kind: "updated", key, gateway: "lab", session: "s", command: "", state, at: at(s), ...extra });
   it("keeps each request's latest entry, with its command", () => {
     const newestFirst = [
       row("k2", "pending", 9, { display_command: "ls" }),

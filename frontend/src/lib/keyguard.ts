@@ -4,8 +4,7 @@
 // else) and any key in the first SETTLE_MS after a new request appeared or
 // the window's focus changed do nothing — as browsers do for permission
 // prompts, so typing meant for another window never answers a request.
-import { choiceForKey } from "./format";
-import type { Choice } from "./types";
+import { choiceForKey, type Choice } from "./format";
 
 /** How long shortcuts stay inert after a new request or a focus change. */
 export const SETTLE_MS = 700;

@@ -3,7 +3,7 @@ import { askResultText, askTargets, keepTarget, maxPromptBytes, promptProblem, s
 import type { GatewayView, SessionView } from "./types";
 
 const gw = (name: string, state = "connected", kind = "ws"): GatewayView => ({ name, url: "", kind, state, may_have_missed_events: false });
-const sess = (gateway: string, id: string, extra: Partial<SessionView> = {}): SessionView => ({ gateway, id, running: false, ...extra });
+const sess = (gateway: string, id: string, extra: Partial<SessionView> = {}): SessionView => ({ gateway, id, name: "", running: false, updated: "", ...extra });
 
 describe("promptProblem", () => {
   it.each([
