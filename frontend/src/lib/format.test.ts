@@ -100,7 +100,7 @@ describe("codes become words", () => {
 
 describe("sessionName", () => {
   it("is the name Go gave the session, on the card and the quick prompt alike", () => {
-    const s = { gateway: "lab", id: "a1b2c3d4e5", name: "Nightly⟦U+202E⟧ backup", title: "Nightly⟦U+202E⟧ backup", running: false };
+    const s = { gateway: "lab", id: "a1b2c3d4e5", name: "Nightly⟦U+202E⟧ backup", title: "Nightly⟦U+202E⟧ backup", running: false, updated: "2026-12-03T10:00:00Z" };
     expect(sessionName(s)).toBe("Nightly⟦U+202E⟧ backup");
     const [target] = askTargets([{ name: "lab", url: "", kind: "ws", state: "connected", may_have_missed_events: false }], [s]);
     expect(target.label).toBe(`lab: ${sessionName(s)}`);
