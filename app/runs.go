@@ -21,9 +21,16 @@ type TrayRun struct {
 // trayRunLabelMax bounds a run's label in the tray menu.
 const trayRunLabelMax = 60
 
+// trayRun labels a running session by its one name (ss.Name: what the
+// Sessions panel, the gateway card and the history call it), as
+// "gateway · name: what it does".
 func trayRun(ss service.SessionView) TrayRun {
 	what := service.RunDoing(ss.Tool, ss.Title)
-	label, cut := approval.Truncate(ss.Gateway+"/"+ss.ID+": "+what, trayRunLabelMax)
+	name := ss.Name
+	if name == "" {
+		name = service.SessionName(ss.Title, ss.StoredID, ss.ID)
+	}
+	label, cut := approval.Truncate(ss.Gateway+" · "+name+": "+what, trayRunLabelMax)
 	label = approval.VisibleLine(label)
 	if cut {
 		label += "…"

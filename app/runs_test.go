@@ -26,9 +26,17 @@ func TestStopFromTrayAndWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitFor(t, "the turn running", func(f *fakePlatform) bool { return f.runs(live) })
-	m := trayModel(a.Snapshot())
-	if len(m.Runs) != 1 || m.Runs[0].Gateway != "lab" || m.Runs[0].ID != live || !strings.HasPrefix(m.Runs[0].Label, "lab/"+live) {
-		t.Fatalf("tray runs %+v", m.Runs)
+	snap := a.Snapshot()
+	m := trayModel(snap)
+	// The run is named as the Sessions panel names its session.
+	name := ""
+	for _, s := range snap.Sessions {
+		if s.ID == live {
+			name = s.Name
+		}
+	}
+	if len(m.Runs) != 1 || m.Runs[0].Gateway != "lab" || m.Runs[0].ID != live || name == "" || !strings.HasPrefix(m.Runs[0].Label, "lab · "+name+": ") {
+		t.Fatalf("tray runs %+v, want the label to start %q", m.Runs, "lab · "+name+": ")
 	}
 	a.TrayStop(m.Runs[0].Gateway, m.Runs[0].ID)
 	n := p.lastNotified()
