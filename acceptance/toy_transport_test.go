@@ -82,6 +82,14 @@ func (t *toy) Follow(context.Context, string) error { return nil }
 func (t *toy) Unfollow(string)                      {}
 
 func (t *toy) Run(ctx context.Context) error {
+	if t.secret != "sesame" {
+		t.mu.Lock()
+		t.status.Err = "the toy does not know that spell"
+		t.mu.Unlock()
+		t.setState(source.StateAuthFailed)
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	t.setState(source.StateConnected)
 	payload, _ := json.Marshal(map[string]any{"command": "rm -rf /toy", "description": "toy danger", "choices": source.Choices()})
 	ev := wire.Event{Gateway: t.name, Session: "s1", Kind: wire.ApprovalRequest, Payload: payload, ReceivedAt: time.Now()}
@@ -227,6 +235,27 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 					t.Fatalf("answers %v; output %q", tt.answers, out.String())
 				}
 			})
+		}
+	})
+
+	t.Run("command line refusal", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.Chmod(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("HERALD_TOY_SPELL", "abracadabra")
+		var out, errOut bytes.Buffer
+		args := []string{"watch", "--source", "toy:toybox=toy://local", "--control", filepath.Join(dir, "ctl.sock"), "--db", ""}
+		code := cli.Main(context.Background(), args, strings.NewReader(""), &out, &errOut)
+		<-opened
+		line := strings.TrimSpace(errOut.String())
+		if code != 1 || strings.Contains(line, "\n") || strings.Contains(out.String()+line, "abracadabra") {
+			t.Fatalf("herald watch with a wrong spell: exit %d, stdout %q, stderr %q", code, out.String(), line)
+		}
+		for _, want := range []string{"toybox: the toy transport refused the toy spell: pass the right one with", "--toy-spell or HERALD_TOY_SPELL", "`sesame`, as in the tale"} {
+			if !strings.Contains(line, want) {
+				t.Errorf("the refusal %q does not say %q", line, want)
+			}
 		}
 	})
 

@@ -62,6 +62,9 @@ type secretFlag struct {
 	value, file *string
 }
 
+// The user name of a sign-in that asks for one (source.AuthMode.Username).
+const userFlag, userEnv = "username", "HERALD_USERNAME"
+
 // credFlags are the credential flags of a command that dials gateways:
 // one secret flag per sign-in mode the registered transports name
 // (source.AuthMode.Flag), shared between transports that name the same.
@@ -89,7 +92,7 @@ func addCredFlags(fs *flag.FlagSet) *credFlags {
 			})
 		}
 	}
-	c.user = fs.String("username", "", "user name for gated gateways (default $HERALD_USERNAME)")
+	c.user = fs.String(userFlag, "", "user name for gated gateways (default $"+userEnv+")")
 	c.allowInsecure = fs.Bool("allow-insecure", false, "send secrets over plain http:// to a host other than this machine (readable on the network)")
 	c.caFile = fs.String("ca-file", "", "trust the CA certificates (PEM) in this file for https:// and wss:// instead of the system's (or set SSL_CERT_FILE)")
 	usage := fs.Usage
@@ -192,7 +195,7 @@ func (c *credFlags) resolve(e *env) (creds, io.Reader, error) {
 			}
 		}
 	}
-	out.user = firstNonEmpty(*c.user, e.getenv("HERALD_USERNAME"))
+	out.user = firstNonEmpty(*c.user, e.getenv(userEnv))
 	if *c.caFile != "" {
 		roots, err := service.ReadCA(*c.caFile)
 		if err != nil {

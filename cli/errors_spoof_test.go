@@ -29,7 +29,7 @@ func TestSpoofingTerminalErrors(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
 			for name, err := range map[string]error{
-				"watch --start":  startFailed("api", errors.New("POST /v1/runs answered HTTP 500: "+c.Command)),
+				"watch --start":  startFailed("api", service.KindAPIServer, errors.New("POST /v1/runs answered HTTP 500: "+c.Command)),
 				"refusal":        refusal(source.Status{Gateway: "lab", Err: c.Command}),
 				"refusal, api":   refusal(source.Status{Gateway: "lab", Kind: string(service.KindAPIServer), Err: c.Command}),
 				"auth refusal":   refusal(source.Status{Gateway: "lab", State: source.StateAuthFailed, Err: c.Command}),

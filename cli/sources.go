@@ -10,7 +10,6 @@ import (
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/source"
-	"github.com/herald-desktop/herald/service"
 )
 
 // statusPrinter prints a source's status only when it says something new:
@@ -114,24 +113,45 @@ func needsUser(s source.Status) bool {
 	return s.State == source.StateAuthFailed || s.State == source.StateConfigError
 }
 
-// refusal is the one line watch exits with when a source refused it.
+// refusal is the one line watch exits with when a source refused it. A
+// refused sign-in names the flags and variables of the transport's
+// sign-ins, from its driver; a transport with one secret says which one
+// was refused and where it comes from.
 func refusal(s source.Status) error {
-	if s.Kind == string(service.KindAPIServer) {
-		if s.State == source.StateAuthFailed {
-			return fmt.Errorf("%s: the API server refused the key (HTTP 401): pass the right one with --api-key or HERALD_API_KEY (it is API_SERVER_KEY in Hermes' ~/.hermes/.env)", s.Gateway)
+	why := approval.VisibleLine(strings.TrimSuffix(s.Err, "."))
+	d, err := source.Lookup(s.Kind)
+	if s.State != source.StateAuthFailed || err != nil {
+		return fmt.Errorf("%s: %s", s.Gateway, why)
+	}
+	var modes []source.AuthMode
+	var how []string
+	for _, m := range d.Auth {
+		switch {
+		case !m.HasSecret() || m.Flag == "":
+			continue
+		case m.Username:
+			how = append(how, fmt.Sprintf("--%s/--%s or %s/%s", userFlag, m.Flag, userEnv, m.Env))
+		default:
+			how = append(how, fmt.Sprintf("--%s or %s", m.Flag, m.Env))
 		}
-		return fmt.Errorf("%s: %s", s.Gateway, approval.VisibleLine(s.Err))
+		modes = append(modes, m)
 	}
-	if s.State == source.StateAuthFailed {
-		return fmt.Errorf("%s: %s (sign in with --token or HERALD_TOKEN, or --username/--password or HERALD_USERNAME/HERALD_PASSWORD)", s.Gateway, approval.VisibleLine(strings.TrimSuffix(s.Err, ".")))
+	if len(modes) == 1 {
+		m := modes[0]
+		line := fmt.Sprintf("%s: the %s refused the %s: pass the right one with %s", s.Gateway, lowerFirst(d.Title), lowerFirst(m.Label), how[0])
+		if m.Hint != "" {
+			line += " (" + strings.TrimSuffix(m.Hint, ".") + ")"
+		}
+		return errors.New(line)
 	}
-	return fmt.Errorf("%s: %s", s.Gateway, approval.VisibleLine(s.Err))
+	return fmt.Errorf("%s: %s (sign in with %s)", s.Gateway, why, strings.Join(how, ", or "))
 }
 
-// startFailed is the one line watch exits with when --start failed.
-func startFailed(name string, err error) error {
+// startFailed is the one line watch exits with when --start failed on a
+// source of the given kind.
+func startFailed(name string, kind source.Kind, err error) error {
 	if errors.Is(err, source.ErrUnauthorized) {
-		return refusal(source.Status{Gateway: name, Kind: string(service.KindAPIServer), State: source.StateAuthFailed})
+		return refusal(source.Status{Gateway: name, Kind: string(kind), State: source.StateAuthFailed, Err: err.Error()})
 	}
 	if msg := err.Error(); !strings.HasPrefix(msg, "starting the run failed") {
 		return fmt.Errorf("%s: starting the run failed: %w", name, surface.ShownError(err, approval.VisibleLine))

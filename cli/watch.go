@@ -450,7 +450,7 @@ func (f *watchFlags) startFirstRun(ctx context.Context, svc *service.Service, ou
 	id, err := svc.StartRun(sctx, name, *f.startRun)
 	if err != nil {
 		if ctx.Err() == nil {
-			fail(startFailed(name, err))
+			fail(startFailed(name, service.KindAPIServer, err))
 		}
 		return
 	}
