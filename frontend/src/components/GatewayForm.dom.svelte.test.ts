@@ -80,7 +80,7 @@ describe("GatewayForm (DOM)", () => {
     const radios = [...f.target.querySelectorAll<HTMLInputElement>('input[type="radio"]')];
     expect(radios.map((r) => r.value)).toEqual(registered.map((k) => k.kind));
     expect(radios[0].checked).toBe(true);
-    for (const k of registered) expect(f.target.textContent).toContain(k.title);
+    for (const k of registered) expect(f.target.textContent).toContain(`${k.title} — ${k.hint}`);
     expect(f.q<HTMLInputElement>('input[size="40"]').value).toBe(registered[0].default_url);
     f.close();
   });
