@@ -37,6 +37,50 @@ func TestNoTrayHost(t *testing.T) {
 	}
 }
 
+// TestTrayNoticeDismissal: the note on how to get a tray shows while
+// there is no tray host, until the user dismisses it; the dismissal is
+// saved and holds across restarts, until a tray host is seen: a tray
+// lost after that brings the note back.
+func TestTrayNoticeDismissal(t *testing.T) {
+	t.Parallel()
+	a, _, store := newWindowApp(t, DefaultSettings())
+	shown := func() bool { s := a.Snapshot(); return s.TrayMissing && !s.TrayNoticeDismissed }
+	steps := []struct {
+		name      string
+		do        func(t *testing.T)
+		shown     bool
+		dismissed bool // as saved
+	}{
+		{"no tray host", func(*testing.T) { a.TrayHostChanged(false) }, true, false},
+		{"dismissed", func(t *testing.T) {
+			if err := a.DismissTrayNotice(); err != nil {
+				t.Fatal(err)
+			}
+		}, false, true},
+		{"Herald restarted, still no tray host", func(t *testing.T) {
+			a.Close()
+			a = New(Deps{Settings: store, Autostart: Autostart{Dir: t.TempDir()}})
+			t.Cleanup(a.Close)
+			if err := a.Start(); err != nil {
+				t.Fatal(err)
+			}
+			a.TrayHostChanged(false)
+		}, false, true},
+		{"a tray host appeared", func(*testing.T) { a.TrayHostChanged(true) }, false, false},
+		{"and went again", func(*testing.T) { a.TrayHostChanged(false) }, true, false},
+	}
+	for _, st := range steps {
+		st.do(t)
+		if got := shown(); got != st.shown {
+			t.Fatalf("%s: note shown %v, want %v", st.name, got, st.shown)
+		}
+		saved, err := store.Load()
+		if err != nil || saved.TrayNoticeDismissed != st.dismissed {
+			t.Fatalf("%s: saved dismissal %v (%v), want %v", st.name, saved.TrayNoticeDismissed, err, st.dismissed)
+		}
+	}
+}
+
 // TestRunFinishedNotificationIsOptIn: a finished turn raises no
 // notification unless the user turned them on; then one, with the
 // answer's first line only (no page of text with markers).

@@ -41,6 +41,10 @@ type Settings struct {
 	// with no tray host (stock GNOME); otherwise it keeps running in the
 	// background, and the app menu opens the window again.
 	QuitWithoutTray bool `json:"quit_without_tray,omitempty"`
+	// TrayNoticeDismissed: the user closed the window's note on how to
+	// get a tray; it stays closed across restarts until a tray host is
+	// seen (then a tray lost again is news, and the note returns).
+	TrayNoticeDismissed bool `json:"tray_notice_dismissed,omitempty"`
 	// PauseNotifications silences notifications (approvals still show in
 	// the tray and window).
 	PauseNotifications bool `json:"pause_notifications"`
@@ -166,6 +170,14 @@ func (a *App) SetNotifyRunFinished(on bool) error {
 // (off; the app menu opens the window again).
 func (a *App) SetQuitWithoutTray(on bool) error {
 	err := a.updateSettings(func(s *Settings) { s.QuitWithoutTray = on })
+	a.batch.Poke()
+	return err
+}
+
+// DismissTrayNotice closes the window's note on how to get a tray, for
+// good on this desktop (see Settings.TrayNoticeDismissed).
+func (a *App) DismissTrayNotice() error {
+	err := a.updateSettings(func(s *Settings) { s.TrayNoticeDismissed = true })
 	a.batch.Poke()
 	return err
 }

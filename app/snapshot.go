@@ -27,6 +27,9 @@ type Snapshot struct {
 	// QuitWithoutTray is what closing the window then does.
 	TrayMissing     bool `json:"tray_missing"`
 	QuitWithoutTray bool `json:"quit_without_tray"`
+	// TrayNoticeDismissed: the user closed the note on how to get a tray
+	// (the choice of what closing does stays in the header).
+	TrayNoticeDismissed bool `json:"tray_notice_dismissed,omitempty"`
 	// NotifyRunFinished: a notification for every finished turn.
 	NotifyRunFinished bool     `json:"notify_run_finished"`
 	Warnings          []string `json:"warnings,omitempty"`

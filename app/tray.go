@@ -58,11 +58,20 @@ func (a *App) TrayQuit() {
 // StatusNotifierWatcher); without one the window says how to get a tray
 // and what closing it does. Called at start and whenever a host appears
 // or goes (the tray icon registers with a new host by itself).
+//
+// A tray host seen ends the user's dismissal of the note: if it goes
+// again (an extension disabled, a panel crashed), the note returns.
 func (a *App) TrayHostChanged(present bool) {
 	a.mu.Lock()
 	changed := a.trayMissing == present
 	a.trayMissing = !present
+	undismiss := present && a.settings.TrayNoticeDismissed
 	a.mu.Unlock()
+	if undismiss {
+		if err := a.updateSettings(func(s *Settings) { s.TrayNoticeDismissed = false }); err != nil {
+			a.warn(err.Error())
+		}
+	}
 	if changed {
 		a.batch.Poke()
 	}

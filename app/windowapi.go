@@ -47,6 +47,7 @@ func (a *App) Snapshot() Snapshot {
 		Autostart:           auto,
 		TrayMissing:         trayMissing,
 		QuitWithoutTray:     st.QuitWithoutTray,
+		TrayNoticeDismissed: st.TrayNoticeDismissed,
 		NotifyRunFinished:   st.NotifyRunFinished,
 		Warnings:            warnings,
 		AuditError:          v.AuditError,
@@ -171,6 +172,9 @@ func (w *WindowAPI) SetAutostart(on bool) error { return w.a.SetAutostart(on) }
 
 // SetQuitWithoutTray sets whether closing the window quits without a tray.
 func (w *WindowAPI) SetQuitWithoutTray(on bool) error { return w.a.SetQuitWithoutTray(on) }
+
+// DismissTrayNotice closes the note on how to get a tray.
+func (w *WindowAPI) DismissTrayNotice() error { return w.a.DismissTrayNotice() }
 
 // SetNotifyRunFinished sets whether a finished run is notified.
 func (w *WindowAPI) SetNotifyRunFinished(on bool) error { return w.a.SetNotifyRunFinished(on) }

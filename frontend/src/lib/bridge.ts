@@ -38,6 +38,7 @@ export const api = {
   setPause: (p: boolean) => typed<void>(() => App.SetPauseNotifications(p)),
   setAutostart: (on: boolean) => typed<void>(() => App.SetAutostart(on)),
   setQuitWithoutTray: (on: boolean) => typed<void>(() => App.SetQuitWithoutTray(on)),
+  dismissTrayNotice: () => typed<void>(() => App.DismissTrayNotice()),
   setNotifyRunFinished: (on: boolean) => typed<void>(() => App.SetNotifyRunFinished(on)),
   stopRun: (gateway: string, id: string) => typed<StopResult>(() => App.StopRun(gateway, id)),
   activeRuns: () => typed<RunRef[]>(() => App.ActiveRuns()),

@@ -444,6 +444,7 @@ export namespace app {
 	    autostart: boolean;
 	    tray_missing: boolean;
 	    quit_without_tray: boolean;
+	    tray_notice_dismissed?: boolean;
 	    notify_run_finished: boolean;
 	    warnings?: string[];
 	    audit_error?: string;
@@ -466,6 +467,7 @@ export namespace app {
 	        this.autostart = source["autostart"];
 	        this.tray_missing = source["tray_missing"];
 	        this.quit_without_tray = source["quit_without_tray"];
+	        this.tray_notice_dismissed = source["tray_notice_dismissed"];
 	        this.notify_run_finished = source["notify_run_finished"];
 	        this.warnings = source["warnings"];
 	        this.audit_error = source["audit_error"];

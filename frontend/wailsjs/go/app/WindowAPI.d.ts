@@ -15,6 +15,8 @@ export function Ask(arg1:string,arg2:string,arg3:string):Promise<service.AskResu
 
 export function Dismiss(arg1:string):Promise<void>;
 
+export function DismissTrayNotice():Promise<void>;
+
 export function EditGateway(arg1:string,arg2:app.AddGatewayRequest):Promise<void>;
 
 export function FollowAll(arg1:string):Promise<number>;

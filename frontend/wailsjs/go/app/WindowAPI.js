@@ -26,6 +26,10 @@ export function Dismiss(arg1) {
   return window['go']['app']['WindowAPI']['Dismiss'](arg1);
 }
 
+export function DismissTrayNotice() {
+  return window['go']['app']['WindowAPI']['DismissTrayNotice']();
+}
+
 export function EditGateway(arg1, arg2) {
   return window['go']['app']['WindowAPI']['EditGateway'](arg1, arg2);
 }
