@@ -529,7 +529,11 @@ func TestDesktop(t *testing.T) {
 
 	// Stock GNOME has no tray host: when the StatusNotifierWatcher leaves
 	// the bus, the window says so, how to get a tray and what closing
-	// does; when one appears again, the notice goes.
+	// does. Closing it then keeps Herald running (the default choice):
+	// notifications still answer, a second launch reopens the window. The
+	// note's "Got it" closes it (saved); a tray host appearing again ends
+	// that dismissal. The quit half runs last ("no tray host, restarted").
+	noTrayBaseline := 0
 	t.Run("no tray host", func(t *testing.T) {
 		h.t = t
 		if win == "" {
@@ -543,16 +547,62 @@ func TestDesktop(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := colorCount(img, colAttention)[colAttention]
+		noTrayBaseline = before
 		if _, err := fakes.ReleaseName(watcherName); err != nil {
 			t.Fatal(err)
 		}
-		h.waitScreen(win, "the no-tray notice", "20-no-tray.png", func(s screen) bool { return s.exact[colAttention] >= before+800 })
-		h.ocr("20-no-tray.png", []string{"No tray on this desktop", "quit Herald"}, []string{"gnome-shell-extension-appindicator"})
+		noteShown := func(s screen) bool { return s.exact[colAttention] >= before+800 }
+		noteGone := func(s screen) bool { return s.exact[colAttention] <= before+50 }
+		h.waitScreen(win, "the no-tray notice", "20-no-tray.png", noteShown)
+		h.ocr("20-no-tray.png", []string{"No tray on this desktop", "quit Herald", "Got"}, []string{"gnome-shell-extension-appindicator"})
+		docShot(t, art, "20-no-tray.png", "no-tray.png")
+
+		// Closing the window keeps Herald running: its window process
+		// ends, Herald does not.
+		h.closeByKey(win, herald.cmd.Process.Pid)
+		if herald.exited() {
+			h.fatalf("closing the window without a tray quit Herald (the choice was to keep it running): %v", herald.err)
+		}
+		cmd := "kubectl delete namespace prod"
+		srq, choice, key := h.request(cmd)
+		n, err := notes.waitFor(step, "for "+key, func(n note) bool { return n.Key == key && n.Open })
+		if err != nil {
+			h.fatalf("%v", err)
+		}
+		h.invokeUntilAnswered(n.ID, key, "deny")
+		h.waitChoice(choice, srq, cmd, "deny")
+		h.waitResolved(key, "deny", "notification")
+		// The app menu (a second launch) opens it again, the note still up.
+		second := e.start("herald-second-notray", launch.bin, startOpts{args: launch.args, env: heraldEnv, dir: base})
+		select {
+		case <-second.done:
+			if second.err != nil {
+				t.Errorf("the second launch exited with %v", second.err)
+			}
+		case <-time.After(step):
+			h.fatalf("the second launch did not hand over to the running Herald and exit")
+		}
+		win = h.window()
+		h.waitScreen(win, "the reopened window with the no-tray notice", "22-no-tray-reopened.png", noteShown)
+
+		// "Got it" closes the note, for good (saved).
+		h.clickUntil(win, "22-no-tray-words.png", "got", "the dismissal saved", func() bool {
+			st, err := store.Load()
+			return err == nil && st.TrayNoticeDismissed
+		})
+		h.waitScreen(win, "the no-tray notice dismissed", "23-no-tray-dismissed.png", noteGone)
+
 		if err := requestName(fakes, watcherName); err != nil {
 			t.Fatal(err)
 		}
-		h.waitScreen(win, "the notice gone with a tray host back", "21-tray-back.png", func(s screen) bool { return s.exact[colAttention] <= before+50 })
-		sum.add("D no tray", fmt.Sprintf("notice shown without a StatusNotifierWatcher and gone with one again in %s", since(t0)))
+		if err := poll(step, 100*time.Millisecond, func() (bool, error) {
+			st, err := store.Load()
+			return err == nil && !st.TrayNoticeDismissed, nil
+		}); err != nil {
+			t.Errorf("a tray host appeared and the dismissal still holds in the settings")
+		}
+		h.waitScreen(win, "the notice gone with a tray host back", "21-tray-back.png", noteGone)
+		sum.add("D no tray", fmt.Sprintf("notice shown without a StatusNotifierWatcher; window closed with Herald running, an approval answered from its notification, reopened by a second launch; notice dismissed and the dismissal ended by a tray host, in %s", since(t0)))
 	})
 
 	if rss, err := vmRSS(herald.cmd.Process.Pid); err == nil {
@@ -707,7 +757,129 @@ func TestDesktop(t *testing.T) {
 		}
 		sum.add("quit", fmt.Sprintf("exited %s after the tray's Quit (%v)", since(t0), herald.err))
 	})
+
+	// The quit half, last (it ends Herald): without a tray host at start
+	// (the dismissal above ended when the tray host came back, so the note
+	// shows again), the user picks "quit Herald" and dismisses the note;
+	// closing the window quits Herald cleanly. Started again, still
+	// without a tray, the note stays dismissed and closing quits again.
+	t.Run("no tray host, restarted", func(t *testing.T) {
+		if !herald.exited() {
+			t.Skip("the first Herald is still running")
+		}
+		t0 := time.Now()
+		if _, err := fakes.ReleaseName(watcherName); err != nil {
+			t.Fatal(err)
+		}
+		start := func(name string) *harness {
+			h2 := *h
+			h2.t = t
+			h2.herald = e.start(name, launch.bin, startOpts{args: launch.args, env: heraldEnv, dir: base})
+			return &h2
+		}
+		shown := func(s screen) bool { return s.exact[colAttention] >= noTrayBaseline+800 }
+		h2 := start("herald-notray")
+		w2 := h2.window()
+		img := h2.waitScreen(w2, "the no-tray notice after a restart without a tray", "24-no-tray-restart.png", shown)
+		withNote := colorCount(img, colAttention)[colAttention]
+		h2.clickUntil(w2, "24-no-tray-words.png", "quit", "the quit choice saved", func() bool {
+			st, err := store.Load()
+			return err == nil && st.QuitWithoutTray
+		})
+		h2.clickUntil(w2, "24-no-tray-words.png", "got", "the dismissal saved", func() bool {
+			st, err := store.Load()
+			return err == nil && st.TrayNoticeDismissed
+		})
+		h2.waitScreen(w2, "the dismissed notice", "25-no-tray-dismissed.png", func(s screen) bool {
+			return s.exact[colAttention] <= withNote-800
+		})
+		// The choice stays reachable, in the header.
+		dismissed := func(text string) bool {
+			return strings.Contains(text, "quit when the window closes") && !strings.Contains(text, "no tray on this desktop")
+		}
+		h2.waitWords(w2, "25-no-tray-dismissed-words.png", dismissed)
+		h2.closeToExit(w2)
+
+		h3 := start("herald-notray-again")
+		w3 := h3.window()
+		h3.waitScreen(w3, "the live view after a restart", "26-no-tray-stays-dismissed.png", func(s screen) bool {
+			return s.exact[colConnected] >= 30 && s.exact[colAttention] <= withNote-800
+		})
+		h3.waitWords(w3, "26-no-tray-stays-dismissed-words.png", dismissed)
+		h3.closeToExit(w3)
+		sum.add("D no tray quit", fmt.Sprintf("restarted without a tray host: notice shown, quit chosen and notice dismissed, closing quit Herald (exit 0); started again, notice still dismissed and closing quit again, in %s", since(t0)))
+	})
 	sum.add("total", since(total))
+}
+
+// clickUntil reads the window (artifacts/name) until a word starting with
+// w is on it (tesseract may read "Got it" as "gotit"), clicks it, and
+// again (read afresh) until done holds.
+func (h *harness) clickUntil(win, name, w, what string, done func() bool) {
+	h.t.Helper()
+	starts := func(t string) bool { return strings.HasPrefix(t, w) }
+	for attempt := 1; attempt <= 3; attempt++ {
+		ws := h.waitWords(win, name, func(text string) bool { return slices.ContainsFunc(strings.Fields(text), starts) })
+		i := slices.IndexFunc(ws.text, starts)
+		x, y := ws.at[i].X, ws.at[i].Y
+		if _, err := h.e.run(10*time.Second, "xdotool", "mousemove", "--window", win, strconv.Itoa(x), strconv.Itoa(y), "click", "1"); err != nil {
+			h.t.Fatal(err)
+		}
+		if poll(5*time.Second, 100*time.Millisecond, func() (bool, error) { return done(), nil }) == nil {
+			return
+		}
+		h.t.Logf("click %d on %q at %d,%d: no %s yet; retrying", attempt, w, x, y, what)
+	}
+	h.fatalf("three clicks on %q did not bring %s (see %s)", w, what, name)
+}
+
+// closeToExit presses Ctrl+W in the window until Herald itself exits (no
+// tray, and the user chose to quit then), and checks it exited cleanly.
+func (h *harness) closeToExit(win string) {
+	h.t.Helper()
+	for attempt := 1; attempt <= 3; attempt++ {
+		if _, err := h.e.run(10*time.Second, "xdotool", "windowfocus", "--sync", win); err != nil {
+			h.t.Logf("focusing the window: %v", err)
+		}
+		time.Sleep(time.Second) // a person's key comes after the focus settled
+		h.e.run(10*time.Second, "xdotool", "key", "--clearmodifiers", "ctrl+w")
+		select {
+		case <-h.herald.done:
+			if h.herald.err != nil {
+				h.t.Errorf("Herald exited with %v after its window closed", h.herald.err)
+			}
+			return
+		case <-time.After(10 * time.Second):
+		}
+		h.t.Logf("Ctrl+W press %d did not end Herald; clicking into the page and retrying", attempt)
+		h.e.run(10*time.Second, "xdotool", "mousemove", "--window", win, "700", "720", "click", "1")
+	}
+	h.fatalf("closing the window without a tray did not quit Herald (processes %v)", groupMembers(h.herald.cmd.Process.Pid))
+}
+
+// docShot refreshes docs/screenshots/doc from the artifact name when
+// HERALD_E2E_DOCS=1 (how the README's screenshots are taken); the README
+// must link it either way.
+func docShot(t *testing.T, art, name, doc string) {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "(docs/screenshots/"+doc+")") {
+		t.Errorf("README.md does not link docs/screenshots/%s", doc)
+	}
+	if os.Getenv("HERALD_E2E_DOCS") != "1" {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(art, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("..", "docs", "screenshots", doc), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("docs/screenshots/%s refreshed from %s", doc, name)
 }
 
 // harness bundles what the scenarios share.
