@@ -51,8 +51,9 @@ Without ID it lists the active runs the running Herald sees.`,
 	"ask": {usage: "ask [flags] TEXT...", about: `Starts a prompt on a session (--session) or a new one. Through the running
 Herald (default) the turn shows there; with --gateway URL or --api URL Herald
 connects itself and prints the answer when the turn ends.
-On Hermes 0.18.2 a prompt makes Herald the session's only live client: other
-clients showing it stop receiving its events.`,
+On a gateway that sends each session's events to one client at a time, a
+prompt makes Herald that client: others showing the session stop receiving
+its events.`,
 		examples: `  herald ask "run the tests"
   herald ask --session 20261202_100136_258fb5 "and now the linter"
   herald ask --gateway http://127.0.0.1:9119 "hello"`},

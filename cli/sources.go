@@ -10,6 +10,7 @@ import (
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/source"
+	"github.com/herald-desktop/herald/service"
 )
 
 // statusPrinter prints a source's status only when it says something new:
@@ -83,7 +84,7 @@ func (p *statusPrinter) show(s source.Status) {
 		}
 		warn := ""
 		if s.MayHaveMissedEvents {
-			warn = " (events may have been missed: " + approval.VisibleLine(s.MissedReason) + ")"
+			warn = " (events may have been missed: " + service.MissedText(s.MissedReason) + ")"
 		}
 		how := ""
 		if t := s.Features.DeliveryText; t != "" {

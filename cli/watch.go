@@ -196,7 +196,7 @@ func parseWatchFlags(e *env, args []string) (*watchFlags, error) {
 	fs.Var(&f.gws, "gateway", "gateway URL, or NAME=URL (repeatable; default http://127.0.0.1:9119)")
 	fs.Var(&f.sessions, "session", "stored session id to follow (repeatable)")
 	f.creds = addCredFlags(fs)
-	f.attachActive = fs.Bool("attach-active", false, "same as --follow auto: follow every session found on the gateways, now and later (on Hermes 0.18.2 this moves their live events away from other clients)")
+	f.attachActive = fs.Bool("attach-active", false, "same as --follow auto: follow every session found on the gateways, now and later (on a gateway that sends each session's events to one client at a time, this moves their live events away from other clients)")
 	f.followMode = fs.String("follow", "ask", "sessions other clients drive: ask (list and offer them; type follow ID) or auto (follow each one found)")
 	f.asJSON = fs.Bool("json", false, "print one JSON record per line instead of text")
 	f.demo = fs.Bool("demo", false, "start an embedded demo gateway with a scripted session (no Hermes needed)")
@@ -621,7 +621,7 @@ func printEvent(out *printer, ev wire.Event) {
 	case *wire.ErrorPayload:
 		out.line("  %s ! %s", where, v(d.Message))
 	case *wire.ResyncPayload:
-		out.line("  %s ⚠ events may have been missed (%s)", where, v(d.Reason))
+		out.line("  %s ⚠ events may have been missed: %s", where, service.MissedText(d.Reason))
 	default:
 		switch {
 		case ev.Kind == wire.SessionGone:
