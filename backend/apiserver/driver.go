@@ -22,6 +22,10 @@ func init() {
 				Hint: "`API_SERVER_KEY` from Hermes' `~/.hermes/.env`."},
 			source.NoAuth,
 		},
+		// Each prompt is a run of its own, and nothing lists the runs
+		// started elsewhere: they are followed by their id.
+		Words:  source.Words{Conversation: "run", Interrupted: "Run stopped", Badge: "API server", FollowHint: "run_… started elsewhere", IDHint: "POST /v1/runs returns it as run_…"},
+		Offers: source.Offers{AskNew: true, FollowByID: true, StartsRuns: true},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
 			c, err := New(configOf(cfg, h))
 			if err != nil {

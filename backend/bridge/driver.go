@@ -22,6 +22,9 @@ func init() {
 			{Name: "token", Label: "Dashboard session token", Secret: "Token", Flag: "token", Env: "HERALD_TOKEN",
 				Hint: "The dashboard's session token: start Hermes as `HERMES_DASHBOARD_SESSION_TOKEN=your-token hermes dashboard` and give Herald the same value."},
 		},
+		// It relays the approvals of Hermes' sessions: it lists none and
+		// takes no prompts.
+		Words: source.Words{Conversation: "session", Interrupted: "Turn interrupted"},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
 			return New(configOf(cfg, h))
 		},

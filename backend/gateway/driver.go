@@ -26,6 +26,10 @@ func init() {
 				Hint: "The user name and password of a dashboard started with a password sign-in (gated mode)."},
 			source.NoAuth,
 		},
+		// A dashboard lists its live sessions, each of which takes
+		// prompts; a stop interrupts the session's turn.
+		Words:  source.Words{Conversation: "session", Interrupted: "Turn interrupted"},
+		Offers: source.Offers{ListsSessions: true, AskNew: true, AskFollowed: true},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
 			gc := configOf(cfg)
 			gc.OnEvent, gc.OnStatus, gc.OnDiscovery = h.OnEvent, h.OnStatus, h.OnDiscovery

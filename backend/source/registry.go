@@ -17,8 +17,8 @@ import (
 // Driver is how Herald opens, checks and signs in to one transport. Each
 // transport package registers one in its init function; the service opens
 // sources through it, the window's gateway form and the command line's
-// flags are built from its AuthModes, and no switch on the kind remains
-// above backend/.
+// flags are built from its AuthModes, surfaces word and offer things by
+// its Words and Offers, and no switch on the kind remains above backend/.
 type Driver struct {
 	// Kind is the transport's name in settings, flags and Status.Kind.
 	Kind Kind
@@ -36,6 +36,10 @@ type Driver struct {
 	// Auth lists the sign-in modes, the default first. The window's form
 	// offers them; settings store the mode's Name.
 	Auth []AuthMode
+	// Words are what surfaces call its things (GenericWords fill those
+	// it leaves empty); Offers what they may offer on its sources.
+	Words  Words
+	Offers Offers
 	// Open builds a source (not yet running: the caller runs Run).
 	Open func(Config, Hooks) (Source, error)
 	// Check tries the server once, end to end, with cfg's credentials,
@@ -149,6 +153,7 @@ func Register(d Driver) {
 			}
 		}
 	}
+	d.Words = d.Words.orGeneric()
 	registry.drivers = append(registry.drivers, d)
 	// The default first, then in the order registered.
 	slices.SortStableFunc(registry.drivers, func(a, b Driver) int {
