@@ -30,12 +30,23 @@ func kindOf(stored string) string {
 	return stored
 }
 
+// ofKind is v of the stored kind, named as the window names it, with its
+// driver's words and offers (GenericWords and no offers for a kind this
+// Herald does not know).
+func (v GatewayView) ofKind(stored string) GatewayView {
+	v.Kind, v.Transport = stored, Transport{Words: source.GenericWords}
+	if d, err := source.Lookup(stored); err == nil {
+		v.Kind, v.Transport = string(d.Kind), transportOf(d)
+	}
+	return v
+}
+
 // GatewayKinds lists the transports the Add/Edit form offers, the default
 // first, as their drivers describe them.
 func (a *App) GatewayKinds() []GatewayKind {
 	var out []GatewayKind
 	for _, d := range source.Drivers() {
-		k := GatewayKind{Kind: string(d.Kind), Title: d.Title, Hint: d.Hint, DefaultURL: d.DefaultURL, Detect: d.Detect != nil}
+		k := GatewayKind{Kind: string(d.Kind), Title: d.Title, Hint: d.Hint, DefaultURL: d.DefaultURL, Detect: d.Detect != nil, Transport: transportOf(d)}
 		for _, m := range d.Auth {
 			k.Auth = append(k.Auth, SignIn{Name: m.Name, Label: m.Label, Secret: m.Secret, Username: m.Username, Hint: m.Hint})
 		}

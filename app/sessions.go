@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -84,22 +85,28 @@ func (a *App) FollowSession(gatewayName, id string) error {
 	return visibleErr(a.svc.FollowSession(ctx, gatewayName, id))
 }
 
-// FollowRun follows an API-server run started elsewhere (curl, a script:
-// POST /v1/runs) by its id, so its events and approvals come to Herald.
+// FollowRun follows a run started elsewhere (curl, a script: POST
+// /v1/runs on an API server) by its id, on a gateway whose transport
+// follows conversations by id (source.Offers.FollowByID), so its events
+// and approvals come to Herald.
 func (a *App) FollowRun(gatewayName, runID string) error {
-	runID = strings.TrimSpace(runID)
-	switch {
-	case runID == "":
-		return errors.New("give the run's id (run_…), as POST /v1/runs returned it")
-	case len(runID) > 256 || strings.ContainsAny(runID, " \t\n/?#"):
-		return errors.New("that is not a run id: give it as POST /v1/runs returned it (run_…)")
-	}
 	src, ok := a.svc.Source(gatewayName)
 	if !ok {
 		return fmt.Errorf("no gateway named %q is configured", gatewayName)
 	}
-	if src.Kind() != service.KindAPIServer {
-		return fmt.Errorf("%s is a dashboard gateway: follow its sessions in Sessions; runs are followed on an API server", gatewayName)
+	w, offers := source.WordsOf(string(src.Kind())), source.OffersOf(string(src.Kind()))
+	if !offers.FollowByID {
+		if offers.ListsSessions {
+			return fmt.Errorf("%s lists its %ss by itself: follow them in Sessions", gatewayName, w.Conversation)
+		}
+		return fmt.Errorf("%s cannot follow a %s by its id", gatewayName, w.Conversation)
+	}
+	runID = strings.TrimSpace(runID)
+	switch {
+	case runID == "":
+		return fmt.Errorf("give the %s's id (%s)", w.Conversation, w.IDHint)
+	case len(runID) > 256 || strings.ContainsAny(runID, " \t\n/?#"):
+		return fmt.Errorf("that is not a %s id: give it as it was given to you (%s)", w.Conversation, w.IDHint)
 	}
 	ctx, cancel := a.callCtx()
 	defer cancel()
@@ -156,7 +163,7 @@ func (a *App) SetFollowPolicy(gatewayName, policy string) error {
 
 // applyFollowPolicy gives a just-connected gateway its saved policy.
 func (a *App) applyFollowPolicy(g GatewaySettings) {
-	if g.Kind == string(service.KindAPIServer) {
+	if !source.OffersOf(g.Kind).ListsSessions {
 		return
 	}
 	p, err := service.ParseFollowPolicy(g.Follow)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -50,7 +51,20 @@ type GatewayView struct {
 	Delivery         string `json:"delivery,omitempty"`
 	DeliveryEvidence string `json:"delivery_evidence,omitempty"`
 	Version          string `json:"version,omitempty"`
+	// Transport is what the window calls its things and offers on it.
+	Transport Transport `json:"transport"`
 }
+
+// Transport is a gateway's transport as surfaces word and offer it, from
+// its driver (source.Driver's Words and Offers): the window never
+// decides by the kind.
+type Transport struct {
+	source.Words
+	source.Offers
+}
+
+// transportOf is the transport of a driver.
+func transportOf(d source.Driver) Transport { return Transport{d.Words, d.Offers} }
 
 // ApprovalView is an approval request for the window: the request as the
 // gateway sent it, and what to show of it, made safe in Go
@@ -60,6 +74,8 @@ type ApprovalView struct {
 	ID             string           `json:"id"`              // short id, as the terminal shows it
 	DisplayCommand string           `json:"display_command"` // Display.Command
 	Display        approval.Display `json:"display"`
+	// Transport is its gateway's (what its session is called).
+	Transport Transport `json:"transport"`
 }
 
 func approvalView(r approval.Request) ApprovalView { return approvalViewIn(r, "") }
@@ -68,7 +84,7 @@ func approvalView(r approval.Request) ApprovalView { return approvalViewIn(r, ""
 // where the gateway lists one).
 func approvalViewIn(r approval.Request, session string) ApprovalView {
 	d := r.DisplayIn(session)
-	return ApprovalView{Request: r, ID: service.ShortKey(r.Key), DisplayCommand: d.Command, Display: d}
+	return ApprovalView{Request: r, ID: service.ShortKey(r.Key), DisplayCommand: d.Command, Display: d, Transport: Transport{Words: source.GenericWords}}
 }
 
 // HistoryEntry is an audit log entry for the window, with its command as
@@ -134,6 +150,8 @@ type GatewayKind struct {
 	Detect bool `json:"detect"`
 	// Auth are the sign-ins, the usual one first.
 	Auth []SignIn `json:"auth"`
+	// Transport is what surfaces call its things and offer on it.
+	Transport Transport `json:"transport"`
 }
 
 // SignIn is one sign-in of a kind, as its source.AuthMode describes it

@@ -49,7 +49,7 @@ func (a *App) withUnconnected(views []GatewayView, configured []GatewaySettings)
 			listed = listed || v.Name == g.Name
 		}
 		if !listed {
-			views = append(views, GatewayView{Name: g.Name, URL: g.URL, Kind: kindOf(g.Kind), State: "config_error", Error: approval.VisibleLine(msg)})
+			views = append(views, GatewayView{Name: g.Name, URL: g.URL, State: "config_error", Error: approval.VisibleLine(msg)}.ofKind(g.Kind))
 		}
 	}
 	return views

@@ -65,20 +65,33 @@ func (a *App) Snapshot() Snapshot {
 	}
 	for _, g := range v.Gateways {
 		s.Gateways = append(s.Gateways, GatewayView{
-			Name: g.Gateway, URL: urls[g.Gateway], Kind: kindOf(g.Kind), State: string(g.State), Error: approval.VisibleLine(g.Err),
+			Name: g.Gateway, URL: urls[g.Gateway], State: string(g.State), Error: approval.VisibleLine(g.Err),
 			MayHaveMissedEvents: g.MayHaveMissedEvents, MissedReason: approval.VisibleLine(g.MissedReason), Version: approval.VisibleLine(g.Version),
 			Delivery: approval.VisibleLine(g.Features.DeliveryText), DeliveryEvidence: approval.VisibleLine(g.Features.DeliveryEvidence),
-		})
-	}
-	for _, r := range v.Approvals {
-		s.Approvals = append(s.Approvals, approvalViewIn(r, names.Of(r.Gateway, r.Session, r.StoredSession, r.SessionTitle)))
+		}.ofKind(g.Kind))
 	}
 	s.Gateways = a.withUnconnected(s.Gateways, st.Gateways)
+	// A request is worded as its gateway's transport words it (a gateway
+	// since removed: GenericWords).
+	transports := map[string]Transport{}
+	for _, g := range s.Gateways {
+		transports[g.Name] = g.Transport
+	}
+	view := func(r approval.Request) ApprovalView {
+		av := approvalViewIn(r, names.Of(r.Gateway, r.Session, r.StoredSession, r.SessionTitle))
+		if t, ok := transports[r.Gateway]; ok {
+			av.Transport = t
+		}
+		return av
+	}
+	for _, r := range v.Approvals {
+		s.Approvals = append(s.Approvals, view(r))
+	}
 	for i, r := range v.Recent {
 		if i == 20 {
 			break
 		}
-		s.Recent = append(s.Recent, approvalViewIn(r, names.Of(r.Gateway, r.Session, r.StoredSession, r.SessionTitle)))
+		s.Recent = append(s.Recent, view(r))
 	}
 	return s
 }
@@ -197,7 +210,8 @@ func (w *WindowAPI) FollowSession(gatewayName, id string) error {
 	return w.a.FollowSession(gatewayName, id)
 }
 
-// FollowRun follows an API-server run started elsewhere, by its id.
+// FollowRun follows a run started elsewhere by its id, on a gateway
+// whose transport follows by id (an API server).
 func (w *WindowAPI) FollowRun(gatewayName, runID string) error {
 	return w.a.FollowRun(gatewayName, runID)
 }

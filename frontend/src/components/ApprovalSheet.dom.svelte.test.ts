@@ -13,11 +13,13 @@ vi.mock("../lib/bridge", () => ({
 
 import ApprovalSheet from "./ApprovalSheet.svelte";
 import type { Approval } from "../lib/types";
+import { dashboard } from "../lib/testdata/transports";
 
 const req = (key: string, command: string): Approval => ({
   key,
   id: key,
   kind: "approval",
+  transport: dashboard,
   gateway: "lab",
   session: "s1",
   command,

@@ -4,12 +4,14 @@ import { describe, expect, it } from "vitest";
 import { render } from "svelte/server";
 import ApprovalSheet from "./ApprovalSheet.svelte";
 import type { Approval } from "../lib/types";
+import { dashboard } from "../lib/testdata/transports";
 // The Go spoofing table (approval/spooftest) as app sends it to the page;
 // app's TestSpoofFixtureIsCurrent keeps it current.
 import spoofCases from "./testdata/spoofcases.json";
 
 const raw = 'rm -rf ~/important\u001b[2K\recho hello <img src=x onerror="alert(1)"> \u202e';
 const hostile: Approval = {
+  transport: dashboard,
   key: "lab/srq/1",
   id: "1",
   kind: "approval",

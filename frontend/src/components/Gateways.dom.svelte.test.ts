@@ -1,5 +1,6 @@
 // @vitest-environment happy-dom
-// A failed Reconnect is not said twice and does not outlive the problem.
+// A failed Reconnect is not said twice and does not outlive the problem;
+// a gateway's row words and offers what its transport declares.
 import { describe, expect, it, vi } from "vitest";
 import { flushSync, mount, tick, unmount } from "svelte";
 
@@ -11,6 +12,7 @@ vi.mock("../lib/bridge", () => ({
 
 import Gateways from "./Gateways.svelte";
 import type { GatewayView, Snapshot } from "../lib/types";
+import { apiServer, dashboard } from "../lib/testdata/transports";
 
 const snap = (g: GatewayView): Snapshot => ({
   version: "test",
@@ -30,7 +32,7 @@ const snap = (g: GatewayView): Snapshot => ({
 
 describe("Gateways (DOM)", () => {
   it("says a failed Reconnect once, in the row, until the gateway is connected", async () => {
-    const props = $state({ snap: snap({ name: "demo", url: "", kind: "ws", state: "config_error", error: why, may_have_missed_events: false }) });
+    const props = $state({ snap: snap({ name: "demo", url: "", kind: "ws", state: "config_error", error: why, may_have_missed_events: false, transport: dashboard }) });
     const target = document.createElement("div");
     document.body.appendChild(target);
     const view = mount(Gateways, { target, props });
@@ -42,9 +44,26 @@ describe("Gateways (DOM)", () => {
     expect(target.textContent!.split(why).length - 1).toBe(1); // the row's own error, not a second copy
 
     // Edit fixed it: connected, no error left on screen.
-    props.snap = snap({ name: "demo", url: "", kind: "ws", state: "connected", may_have_missed_events: false });
+    props.snap = snap({ name: "demo", url: "", kind: "ws", state: "connected", may_have_missed_events: false, transport: dashboard });
     flushSync();
     expect(target.textContent).not.toContain(why);
+    unmount(view);
+  });
+
+  it.each([
+    ["a dashboard gateway", dashboard, "", ""],
+    ["an API server", apiServer, "API server", "Follow run ID"],
+    ["a transport the window has never heard of", { ...dashboard, conversation: "spell", badge: "Toy", follow_by_id: true, follow_hint: "spell_…" }, "Toy", "Follow spell ID"],
+  ])("words and offers %s as its transport does", (_, transport, badge, follow) => {
+    const target = document.createElement("div");
+    const view = mount(Gateways, { target, props: { snap: snap({ name: "g", url: "", kind: "", state: "connected", may_have_missed_events: false, transport }) } });
+    flushSync();
+    const row = target.querySelector(".row")!.textContent!;
+    if (badge) expect(row).toContain(badge);
+    else expect(row).not.toMatch(/API server|Toy/);
+    const button = target.querySelector(".followrun button");
+    expect(button?.textContent ?? "").toBe(follow);
+    if (follow) expect(target.querySelector(".followrun input")!.getAttribute("placeholder")).toBe(transport.follow_hint);
     unmount(view);
   });
 });

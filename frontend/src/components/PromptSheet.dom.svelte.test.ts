@@ -15,11 +15,13 @@ vi.mock("../lib/bridge", () => ({
 
 import PromptSheet from "./PromptSheet.svelte";
 import type { Approval } from "../lib/types";
+import { dashboard } from "../lib/testdata/transports";
 
 const sudo = (key: string, gateway: string): Approval => ({
   key,
   id: key,
   kind: "sudo",
+  transport: dashboard,
   gateway,
   session: "s1",
   command: "sudo apt-get install jq",

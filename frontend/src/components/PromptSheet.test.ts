@@ -5,12 +5,14 @@ import { describe, expect, it } from "vitest";
 import { render } from "svelte/server";
 import PromptSheet from "./PromptSheet.svelte";
 import type { Approval } from "../lib/types";
+import { dashboard } from "../lib/testdata/transports";
 
 function prompt(kind: "clarify" | "sudo" | "secret", extra: Partial<Approval> = {}): Approval {
   return {
     key: `lab/${kind}/1`,
     id: "1",
     kind,
+    transport: dashboard,
     gateway: "lab",
     session: "s1",
     command: "",

@@ -4,11 +4,12 @@ import { describe, expect, it } from "vitest";
 import { render } from "svelte/server";
 import QuickPrompt from "./QuickPrompt.svelte";
 import type { Snapshot } from "../lib/types";
+import { dashboard } from "../lib/testdata/transports";
 
 function snap(extra: Partial<Snapshot> = {}): Snapshot {
   return {
     version: "test",
-    gateways: [{ name: "demo", url: "http://127.0.0.1:9119", kind: "ws", state: "connected", may_have_missed_events: false }],
+    gateways: [{ name: "demo", url: "http://127.0.0.1:9119", kind: "ws", state: "connected", may_have_missed_events: false, transport: dashboard }],
     sessions: [],
     approvals: [],
     recent: [],

@@ -1,15 +1,18 @@
 // An API server's request belongs to a run, not a session: the sheet says
-// "run" and a stopped run reads "Run stopped", not "Turn interrupted".
+// "run" and a stopped run reads "Run stopped", not "Turn interrupted", as
+// the request's transport (its driver, in Go) words it.
 import { describe, expect, it } from "vitest";
 import { render } from "svelte/server";
 import ApprovalSheet from "./ApprovalSheet.svelte";
 import PromptSheet from "./PromptSheet.svelte";
 import type { Approval } from "../lib/types";
+import { apiServer, dashboard } from "../lib/testdata/transports";
 
 const stopped: Approval = {
   key: "api/run_1/1",
   id: "1",
   kind: "approval",
+  transport: apiServer,
   gateway: "api",
   session: "run_1",
   command: "kubectl delete ns staging",
@@ -26,18 +29,18 @@ const now = Date.parse("2026-12-03T10:02:00Z");
 
 describe("run wording", () => {
   it("says run for an API server", () => {
-    const { body } = render(ApprovalSheet, { props: { approval: stopped, now, transport: "api" } });
+    const { body } = render(ApprovalSheet, { props: { approval: stopped, now } });
     expect(body).toMatch(/· run <code>run_1<\/code>/);
     expect(body).toContain("Run stopped");
     expect(body).not.toContain("Turn interrupted");
   });
   it("says session and turn for a dashboard gateway", () => {
-    const { body } = render(ApprovalSheet, { props: { approval: { ...stopped, gateway: "lab" }, now } });
+    const { body } = render(ApprovalSheet, { props: { approval: { ...stopped, gateway: "lab", transport: dashboard }, now } });
     expect(body).toMatch(/· session <code>run_1<\/code>/);
     expect(body).toContain("Turn interrupted");
   });
   it("says run on a prompt from an API server too", () => {
-    const { body } = render(PromptSheet, { props: { approval: { ...stopped, kind: "clarify", question: "Which?", choices: [] }, now, transport: "api" } });
+    const { body } = render(PromptSheet, { props: { approval: { ...stopped, kind: "clarify", question: "Which?", choices: [] }, now } });
     expect(body).toMatch(/· run <code>run_1<\/code>/);
   });
 });

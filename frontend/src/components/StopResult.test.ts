@@ -6,11 +6,12 @@ import { render } from "svelte/server";
 import Gateways from "./Gateways.svelte";
 import { runKey, stopResults } from "../lib/stopResults.svelte";
 import type { Snapshot } from "../lib/types";
+import { dashboard } from "../lib/testdata/transports";
 
 function snap(running: boolean): Snapshot {
   return {
     version: "test",
-    gateways: [{ name: "lab", url: "http://127.0.0.1:9119", kind: "ws", state: "connected", may_have_missed_events: false }],
+    gateways: [{ name: "lab", url: "http://127.0.0.1:9119", kind: "ws", state: "connected", may_have_missed_events: false, transport: dashboard }],
     sessions: [{ gateway: "lab", id: "a1", name: "a1", running, status: running ? "" : "interrupted", updated: "2026-12-03T10:00:00Z" }],
     approvals: [],
     recent: [],

@@ -2,8 +2,10 @@ import { describe, expect, it } from "vitest";
 import { choiceForKey, countdown, missedText, orderedChoices, outcomeText, sessionName, stateText, testStageText } from "./format";
 import { askTargets } from "./runs";
 import type { Approval } from "./types";
+import { dashboard } from "./testdata/transports";
 
 const base: Approval = {
+  transport: dashboard,
   key: "k",
   id: "k",
   kind: "approval",
@@ -102,7 +104,7 @@ describe("sessionName", () => {
   it("is the name Go gave the session, on the card and the quick prompt alike", () => {
     const s = { gateway: "lab", id: "a1b2c3d4e5", name: "Nightly⟦U+202E⟧ backup", title: "Nightly⟦U+202E⟧ backup", running: false, updated: "2026-12-03T10:00:00Z" };
     expect(sessionName(s)).toBe("Nightly⟦U+202E⟧ backup");
-    const [target] = askTargets([{ name: "lab", url: "", kind: "ws", state: "connected", may_have_missed_events: false }], [s]);
+    const [target] = askTargets([{ name: "lab", url: "", kind: "ws", state: "connected", may_have_missed_events: false, transport: dashboard }], [s]);
     expect(target.label).toBe(`lab: ${sessionName(s)}`);
   });
   it("falls back to the title, then the id, for a snapshot without a name", () => {

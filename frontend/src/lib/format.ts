@@ -36,8 +36,9 @@ export function countdown(expiresAt: string, now: number): string {
   return `${m}:${String(s % 60).padStart(2, "0")}`;
 }
 
-/** What happened to a request, for people; distinct outcomes stay distinct. */
-export function outcomeText(a: Approval, transport = "ws"): string {
+/** What happened to a request, for people; distinct outcomes stay
+ *  distinct. A stopped conversation is said in its transport's words. */
+export function outcomeText(a: Approval): string {
   const o = a.outcome;
   switch (a.state) {
     case "pending":
@@ -53,7 +54,7 @@ export function outcomeText(a: Approval, transport = "ws"): string {
         case "resolved_elsewhere":
           return "Settled elsewhere";
         case "interrupted":
-          return transport === "api" ? "Run stopped" : "Turn interrupted";
+          return a.transport.interrupted;
         case "session_closed":
           return "Session closed";
         case "dismissed":
@@ -90,11 +91,6 @@ export function stateText(state: string): string {
       stopped: "Stopped",
     }[state] ?? state
   );
-}
-
-/** What a request's session is called: an API server's is a run. */
-export function sessionLabel(transport = "ws"): string {
-  return transport === "api" ? "run" : "session";
 }
 
 /** Words for why events may have been missed (the code stays in a
@@ -147,4 +143,10 @@ export function testStageText(stage: string): string {
  */
 export function sessionName(s: { name?: string; title?: string; id: string }): string {
   return s.name || s.title || s.id;
+}
+
+/** Text with its first letter in capitals ("run" → "Run"), for a word
+ *  that starts a label. */
+export function capitalized(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
 }

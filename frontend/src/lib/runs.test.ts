@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { askResultText, askTargets, keepTarget, maxPromptBytes, promptProblem, stopResultText } from "./runs";
-import type { GatewayView, SessionView } from "./types";
+import { apiServer, dashboard } from "./testdata/transports";
+import type { GatewayView, SessionView, Transport } from "./types";
 
-const gw = (name: string, state = "connected", kind = "ws"): GatewayView => ({ name, url: "", kind, state, may_have_missed_events: false });
+const gw = (name: string, state = "connected", transport: Transport = dashboard): GatewayView => ({ name, url: "", kind: "", state, may_have_missed_events: false, transport });
+// A transport the window has never heard of, as its driver words and offers it.
+const toy: Transport = { conversation: "spell", interrupted: "Spell broken", lists_sessions: false, ask_new: true, ask_followed: false, follow_by_id: false, starts_runs: false };
 const sess = (gateway: string, id: string, extra: Partial<SessionView> = {}): SessionView => ({ gateway, id, name: "", running: false, updated: "", ...extra });
 
 describe("promptProblem", () => {
@@ -23,13 +26,18 @@ describe("promptProblem", () => {
 describe("askTargets", () => {
   it("lists followed sessions on connected gateways, then new sessions", () => {
     const t = askTargets(
-      [gw("lab"), gw("down", "reconnecting"), gw("api", "connected", "api")],
+      [gw("lab"), gw("down", "reconnecting"), gw("api", "connected", apiServer)],
       [sess("lab", "a1", { title: "fix tests", running: true }), sess("lab", "b2", { stored_id: "2026_x" }), sess("down", "c3"), sess("api", "run_1")],
     );
     expect(t.map((x) => x.label)).toEqual(["lab: fix tests (running)", "lab: b2", "lab: new session", "api: new run"]);
     expect(t[0]).toMatchObject({ gateway: "lab", session: "a1" });
     expect(t[2]).toMatchObject({ gateway: "lab", session: "" });
     expect(new Set(t.map((x) => x.value)).size).toBe(t.length);
+  });
+  it("offers what each transport offers, in its words", () => {
+    const silent: Transport = { ...toy, ask_new: false };
+    const t = askTargets([gw("toybox", "connected", toy), gw("relay", "connected", silent)], [sess("toybox", "s1"), sess("relay", "s2")]);
+    expect(t.map((x) => x.label)).toEqual(["toybox: new spell"]);
   });
   it("is empty when nothing is connected", () => {
     expect(askTargets([gw("lab", "auth_failed")], [sess("lab", "a")])).toEqual([]);
@@ -53,10 +61,13 @@ describe("keepTarget", () => {
 
 describe("result texts", () => {
   it("says the gateway confirmed", () => {
-    expect(askResultText({ gateway: "lab", transport: "ws", session: "a1", status: "streaming", new_session: true })).toBe(
+    expect(askResultText({ gateway: "lab", transport: "ws", session: "a1", status: "streaming", new_session: true }, dashboard)).toBe(
       "lab: new session a1: streaming (confirmed by the gateway)",
     );
-    expect(askResultText({ gateway: "lab", transport: "ws", session: "a1", status: "queued" })).toContain("queued after the running turn");
+    expect(askResultText({ gateway: "api", transport: "api", session: "run_1", status: "started", new_session: true }, apiServer)).toBe(
+      "api: new run run_1: started (confirmed by the gateway)",
+    );
+    expect(askResultText({ gateway: "lab", transport: "ws", session: "a1", status: "queued" }, dashboard)).toContain("queued after the running turn");
     expect(stopResultText({ gateway: "lab", id: "a1", transport: "ws", outcome: "interrupted", message: "lab/a1: turn interrupted (confirmed by the gateway)" })).toBe(
       "lab/a1: turn interrupted (confirmed by the gateway)",
     );

@@ -28,6 +28,9 @@ export type SessionView = Data<service.SessionView>;
 export type AddGatewayRequest = Data<app.AddGatewayRequest>;
 export type GatewayFormView = Data<app.GatewayFormView>;
 export type GatewayKind = Data<app.GatewayKind>;
+/** What a gateway's transport calls its things and offers, from its
+ *  driver: the window never decides by the kind. */
+export type Transport = Data<app.Transport>;
 export type SignIn = Data<app.SignIn>;
 export type ProbeResult = Data<app.ProbeResult>;
 export type TestResult = Data<app.TestResult>;

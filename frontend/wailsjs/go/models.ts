@@ -24,6 +24,36 @@ export namespace app {
 	        this.ca_file = source["ca_file"];
 	    }
 	}
+	export class Transport {
+	    conversation: string;
+	    interrupted: string;
+	    badge?: string;
+	    follow_hint?: string;
+	    id_hint?: string;
+	    lists_sessions: boolean;
+	    ask_new: boolean;
+	    ask_followed: boolean;
+	    follow_by_id: boolean;
+	    starts_runs: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new Transport(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.conversation = source["conversation"];
+	        this.interrupted = source["interrupted"];
+	        this.badge = source["badge"];
+	        this.follow_hint = source["follow_hint"];
+	        this.id_hint = source["id_hint"];
+	        this.lists_sessions = source["lists_sessions"];
+	        this.ask_new = source["ask_new"];
+	        this.ask_followed = source["ask_followed"];
+	        this.follow_by_id = source["follow_by_id"];
+	        this.starts_runs = source["starts_runs"];
+	    }
+	}
 	export class ApprovalView {
 	    key: string;
 	    kind: string;
@@ -61,6 +91,7 @@ export namespace app {
 	    id: string;
 	    display_command: string;
 	    display: approval.Display;
+	    transport: Transport;
 	
 	    static createFrom(source: any = {}) {
 	        return new ApprovalView(source);
@@ -101,6 +132,7 @@ export namespace app {
 	        this.id = source["id"];
 	        this.display_command = source["display_command"];
 	        this.display = this.convertValues(source["display"], approval.Display);
+	        this.transport = this.convertValues(source["transport"], Transport);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -174,6 +206,7 @@ export namespace app {
 	    default_url: string;
 	    detect: boolean;
 	    auth: SignIn[];
+	    transport: Transport;
 	
 	    static createFrom(source: any = {}) {
 	        return new GatewayKind(source);
@@ -187,6 +220,7 @@ export namespace app {
 	        this.default_url = source["default_url"];
 	        this.detect = source["detect"];
 	        this.auth = this.convertValues(source["auth"], SignIn);
+	        this.transport = this.convertValues(source["transport"], Transport);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -218,6 +252,7 @@ export namespace app {
 	    delivery?: string;
 	    delivery_evidence?: string;
 	    version?: string;
+	    transport: Transport;
 	
 	    static createFrom(source: any = {}) {
 	        return new GatewayView(source);
@@ -235,7 +270,26 @@ export namespace app {
 	        this.delivery = source["delivery"];
 	        this.delivery_evidence = source["delivery_evidence"];
 	        this.version = source["version"];
+	        this.transport = this.convertValues(source["transport"], Transport);
 	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 	export class HistoryEntry {
 	    seq: number;
@@ -507,6 +561,7 @@ export namespace app {
 	        this.message = source["message"];
 	    }
 	}
+	
 	export class WindowGeometry {
 	    x: number;
 	    y: number;
