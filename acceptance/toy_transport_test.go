@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,11 +33,12 @@ type toy struct {
 	name, secret string
 	h            source.Hooks
 
-	mu      sync.Mutex
-	status  source.Status
-	answers []string
-	asked   chan struct{} // closed once the approval is in the inbox
-	got     chan struct{} // closed at the first answer
+	mu       sync.Mutex
+	status   source.Status
+	answers  []string
+	followed []string
+	asked    chan struct{} // closed once the approval is in the inbox
+	got      chan struct{} // closed at the first answer
 }
 
 const toyKind source.Kind = "toy"
@@ -48,6 +50,10 @@ func toyDriver(opened chan<- *toy) source.Driver {
 		// A sign-in no other transport has: its secret reaches the toy
 		// by this name from the window's keychain and the command line.
 		Auth: []source.AuthMode{{Name: "spell", Label: "Toy spell", Secret: "Spell", Hint: "`sesame`, as in the tale.", Flag: "toy-spell", Env: "HERALD_TOY_SPELL"}},
+		// Its conversations are spells, which the window names and
+		// follows by id as the toy words them.
+		Words:  source.Words{Conversation: "spell", Interrupted: "Spell broken", Badge: "Toy box", FollowHint: "spell_… cast elsewhere", IDHint: "the toy's log names it"},
+		Offers: source.Offers{FollowByID: true},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
 			t := &toy{name: cfg.Name, secret: cfg.Secrets["spell"], h: h, asked: make(chan struct{}), got: make(chan struct{})}
 			t.status = source.Status{Gateway: cfg.Name, Kind: string(toyKind), State: source.StateIdle}
@@ -78,8 +84,13 @@ func (t *toy) setState(s source.State) {
 	t.mu.Unlock()
 	t.h.OnStatus(st)
 }
-func (t *toy) Follow(context.Context, string) error { return nil }
-func (t *toy) Unfollow(string)                      {}
+func (t *toy) Follow(_ context.Context, id string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.followed = append(t.followed, id)
+	return nil
+}
+func (t *toy) Unfollow(string) {}
 
 func (t *toy) Run(ctx context.Context) error {
 	if t.secret != "sesame" {
@@ -303,6 +314,24 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 		snap := w.Snapshot()
 		if len(snap.Approvals) != 1 || len(snap.Gateways) != 1 || snap.Gateways[0].Kind != "toy" {
 			t.Fatalf("snapshot: %d approvals, gateways %+v", len(snap.Approvals), snap.Gateways)
+		}
+		// The page words the toy's gateway, its requests and its
+		// offers as the toy's driver does.
+		want := app.Transport{Words: toyDriver(nil).Words, Offers: toyDriver(nil).Offers}
+		if kind.Transport != want || snap.Gateways[0].Transport != want || snap.Approvals[0].Transport.Conversation != "spell" || snap.Approvals[0].Transport.Interrupted != "Spell broken" {
+			t.Fatalf("the window words the toy as: form %+v, gateway %+v, request %+v", kind.Transport, snap.Gateways[0].Transport, snap.Approvals[0].Transport)
+		}
+		if err := w.FollowRun("toybox", " "); err == nil || !strings.Contains(err.Error(), "give the spell's id (the toy's log names it)") {
+			t.Fatalf("following no spell: %v", err)
+		}
+		if err := w.FollowRun("toybox", "spell_7"); err != nil {
+			t.Fatal(err)
+		}
+		tt.mu.Lock()
+		followed := slices.Clone(tt.followed)
+		tt.mu.Unlock()
+		if !slices.Contains(followed, "spell_7") {
+			t.Fatalf("the toy was asked to follow %v", followed)
 		}
 		if err := w.Answer(snap.Approvals[0].Key, "deny", false); err != nil {
 			t.Fatal(err)
