@@ -123,6 +123,11 @@ func TestUnknownReconciled(t *testing.T) {
 		}, StatePending, "listed it again"},
 		{"gone after reconnect", srq("g1", "s1", "srq-1", "rm -rf ./a", t0), "once", func(*fixture) []wire.Event {
 			return []wire.Event{cancel("g1", "s1", "srq-1", "not_pending_after_reconnect", t0)}
+		}, StateSentUnknown, "no longer lists"},
+		{"gone, then the deadline", srq("g1", "s1", "srq-1", "rm -rf ./a", t0), "once", func(f *fixture) []wire.Event {
+			f.in.Ingest(cancel("g1", "s1", "srq-1", "not_pending_after_reconnect", t0))
+			f.clk.Advance(DefaultTimeout)
+			return nil
 		}, StateOutcomeUnknown, "outcome unknown"},
 		{"API server confirms", event("api", "run1", wire.ApprovalRequest, t0, map[string]any{"command": "rm -rf ./a"}), "once", func(*fixture) []wire.Event {
 			return []wire.Event{event("api", "run1", "approval.responded", t0, map[string]any{"choice": "once", "resolved": 1})}

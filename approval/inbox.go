@@ -115,6 +115,10 @@ type item struct {
 	// restored: brought back from the audit log at start (see
 	// restoreLocked); a new arrival of the same request adopts it.
 	restored bool
+	// recorded is what a restored request's choices were before the
+	// restart made it deny-only; a listing by its id gives them back
+	// (see listedLocked).
+	recorded []string
 	// counted is how the item is counted in Inbox.live/ended (see count).
 	counted counted
 }

@@ -24,7 +24,7 @@ import (
 func (in *Inbox) Ingest(ev wire.Event) {
 	switch {
 	case ev.Kind == wire.ApprovalRequest, ev.Kind == wire.ApprovalServerRequest, ev.Kind == wire.RequestCancel, ev.Kind == wire.Resync, ev.Kind == wire.ToolComplete, ev.Kind == wire.MessageComplete:
-	case ev.Kind == sessionFollowed, ev.Kind == sessionElsewhere, ev.Kind == approvalResponded:
+	case ev.Kind == sessionFollowed, ev.Kind == sessionElsewhere, ev.Kind == approvalResponded, ev.Kind == approvalsListed:
 	case ev.IsPrompt(), ev.IsPromptExpire(), ev.Kind == wire.Refused:
 	case wire.IsRunEnd(ev.Kind):
 	default:
@@ -60,6 +60,8 @@ func (in *Inbox) Ingest(ev wire.Event) {
 			in.breakFIFOLocked(eventNS(Request{Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession}), unboundElsewhere, now)
 		case approvalResponded:
 			in.respondedLocked(ev, now)
+		case approvalsListed:
+			in.listedLocked(ev, now)
 		}
 	})
 }
@@ -269,9 +271,21 @@ func (in *Inbox) cancelLocked(ev wire.Event, now time.Time) {
 		e.out.Detail = "the gateway restarted (a new replay epoch), so it no longer waits for this request; anything it asks again is a new request"
 	}
 	for _, it := range targets {
+		if it.State == StateSentUnknown && reason == notPendingAfterReconnect {
+			// Settled while the link was down, by Herald's answer or
+			// another client's: still unknown, said plainly, until the
+			// gateway says how or the deadline passes.
+			in.goneUnknownLocked(it, now)
+			continue
+		}
 		in.endLocked(it, e, now)
 	}
 }
+
+// notPendingAfterReconnect is the reason of the gateway client's
+// synthetic request.cancel for a server request the gateway no longer
+// lists as open after a reconnect.
+const notPendingAfterReconnect = "not_pending_after_reconnect"
 
 // resyncLocked marks the session's open event-form requests Uncertain:
 // events may have been missed, and this form has no way to ask the gateway

@@ -129,6 +129,9 @@ func (in *Inbox) restoreLocked(now time.Time) {
 		r := restoredRequest(k, a, o.last, now)
 		r.ExpiresAt = r.ReceivedAt.Add(in.timeoutFor(r.Gateway))
 		it := &item{Request: r, restored: true}
+		if r.Unbound == unboundRestartID {
+			it.recorded = restoredChoices(a, lastGuards(a, o.last))
+		}
 		in.seq++
 		it.seq = in.seq
 		in.items[k] = it
@@ -168,10 +171,7 @@ func (in *Inbox) restoreLocked(now time.Time) {
 // gateway still holds it under that id (a gateway may reuse ids), and the
 // gateway does not confirm an answer to an id it no longer holds.
 func restoredRequest(k string, a, last Entry, now time.Time) Request {
-	g := last
-	if g.Guards == 0 {
-		g = a
-	}
+	g := lastGuards(a, last)
 	r := Request{
 		Key: k, Kind: KindApproval, Gateway: a.Gateway, Session: firstOf(last.Session, a.Session), StoredSession: firstOf(last.StoredSession, a.StoredSession),
 		Command: a.Command, Description: a.Description, Dialect: a.Dialect,
@@ -198,6 +198,15 @@ func restoredRequest(k string, a, last Entry, now time.Time) Request {
 		unbind(&r, unboundRestartID)
 	}
 	return r
+}
+
+// lastGuards is the entry whose guards a restored request keeps: the
+// latest one that recorded them, else its arrival.
+func lastGuards(a, last Entry) Entry {
+	if last.Guards == 0 {
+		return a
+	}
+	return last
 }
 
 // restoredChoices are the choices recorded for the request (those of its

@@ -1,0 +1,181 @@
+package approval
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// Reconciling by listing.
+//
+// Some gateways can say, on demand, which approvals of a session (an API
+// server: of a run) still wait, each by its own id: a 0.21.3+ gateway's
+// approval.pending {session_id}, a newer API server's run status with the
+// pending approval in it. The gateway client turns such an answer into
+// one approvalsListed event (gateway.ApprovalsListed,
+// apiserver.ApprovalsListed), and the inbox reconciles the session's
+// requests with it:
+//
+//   - an answer whose outcome is unknown (StateSentUnknown) on a request
+//     listed again by its own id, with the same command, did not reach the
+//     gateway: the request is pending again, and an answer by that id is
+//     bound to it;
+//   - one not listed (in a complete listing) was settled by something,
+//     Herald's answer or another client's: it stays unknown, saying so
+//     plainly, until the gateway reports how (approval.responded, the
+//     turn's or run's end) or its deadline passes;
+//   - a request restored after a restart (deny-only because Herald cannot
+//     tell that the gateway still holds it under that id) regains the
+//     choices recorded for it, never more, and never more than the
+//     gateway now offers, only when the listing names it by its id with
+//     the same command.
+//
+// A listing never creates a request (arrivals do that), never changes an
+// id-less one except to say that nothing waits any more, and never widens
+// a request that some other guard keeps deny-only.
+const approvalsListed = "herald.approvals.listed"
+
+// Bounds on a listing: entries looked at, and bytes of a listed command
+// or id compared (longer ones are not matched).
+const (
+	maxListed          = 512
+	maxListedCommand   = 1 << 20
+	maxListedID        = 1 << 10
+	maxListedChoices   = 8
+	listedAgainDetail  = "the gateway listed it again by its id as waiting after the link dropped"
+	listedAgainError   = "your answer did not reach the gateway before the link dropped: it still waits for this request, answer again"
+	listedGoneDetail   = "answer sent, outcome unknown: the gateway no longer lists this request as waiting, so it was settled, by your answer or in another client, but the gateway has not said how; Herald shows the outcome if the gateway reports it, else it stays unknown"
+	listedRegainDetail = "Herald restarted while this request waited; the gateway has since listed it again by its id, so an answer by that id reaches this command"
+)
+
+// listing is an approvalsListed payload.
+type listing struct {
+	// SessionID is the session (run) listed; empty means the event's.
+	SessionID string `json:"session_id"`
+	// Complete: every approval waiting in the session is listed, so one
+	// not listed does not wait. False when the client cut the list short.
+	Complete  bool          `json:"complete"`
+	Approvals []listedEntry `json:"approvals"`
+}
+
+// listedEntry is one waiting approval: its server-request id (ID) and/or
+// its queue id (RequestID), the command, and the choices offered.
+type listedEntry struct {
+	ID        string   `json:"id"`
+	RequestID string   `json:"request_id"`
+	Command   string   `json:"command"`
+	Choices   []string `json:"choices"`
+}
+
+// listedLocked reconciles the listed session's approvals with a listing.
+func (in *Inbox) listedLocked(ev wire.Event, now time.Time) {
+	var p listing
+	if json.Unmarshal(ev.Payload, &p) != nil {
+		return
+	}
+	if len(p.Approvals) > maxListed {
+		p.Approvals, p.Complete = p.Approvals[:maxListed], false
+	}
+	if p.SessionID != "" && ev.Session == "" {
+		ev.Session = p.SessionID
+	}
+	bySRQ, byQueue := map[string]*listedEntry{}, map[string]*listedEntry{}
+	for i := range p.Approvals {
+		e := &p.Approvals[i]
+		if len(e.ID) <= maxListedID && e.ID != "" {
+			bySRQ[e.ID] = e
+		}
+		if len(e.RequestID) <= maxListedID && e.RequestID != "" {
+			byQueue[e.RequestID] = e
+		}
+	}
+	items := in.sortedLocked(func(it *item) bool {
+		same := ev.StoredSession != "" && it.StoredSession == ev.StoredSession || ev.Session != "" && it.Session == ev.Session
+		return same && it.Gateway == ev.Gateway && it.Kind == KindApproval && (it.State == StateSentUnknown || it.State == StatePending && it.restored)
+	})
+	for _, it := range items {
+		e := listedFor(it, bySRQ, byQueue)
+		switch {
+		case e != nil && !sameListedCommand(it, e):
+			// Its id names another command now: nothing is concluded,
+			// and nothing is widened.
+		case it.State == StateSentUnknown && e != nil && it.Conflict == "":
+			it.State, it.LastError, it.Uncertain = StatePending, listedAgainError, false
+			it.Outcome = Outcome{At: now, Detail: listedAgainDetail}
+			in.emitLocked(ChangeUpdated, it, now)
+		case it.State == StateSentUnknown && e == nil && p.Complete && (hasListedID(it) || len(p.Approvals) == 0):
+			in.goneUnknownLocked(it, now)
+		case it.State == StatePending && it.restored && e != nil && it.QueueID != "" && byQueue[it.QueueID] == e && (it.Epoch == "" || it.Epoch == ev.Epoch):
+			// Only by the approval's own queue id, in the same gateway
+			// epoch: a server-request id may come from an old
+			// connection (and a number repeats on the next one).
+			in.regainLocked(it, e, now)
+		}
+	}
+}
+
+// goneUnknownLocked says of a request whose answer's outcome is unknown
+// that the gateway no longer waits for it, without ending it.
+func (in *Inbox) goneUnknownLocked(it *item, now time.Time) {
+	if it.Outcome.Detail != listedGoneDetail {
+		it.Outcome.Detail, it.Outcome.At = listedGoneDetail, now
+		in.emitLocked(ChangeUpdated, it, now)
+	}
+}
+
+// listedFor is the listing's entry naming it by its own id, if any.
+func listedFor(it *item, bySRQ, byQueue map[string]*listedEntry) *listedEntry {
+	if it.Dialect == DialectServerRequest && it.RequestID != "" {
+		if e := bySRQ[it.RequestID]; e != nil {
+			return e
+		}
+	}
+	if it.QueueID != "" {
+		return byQueue[it.QueueID]
+	}
+	return nil
+}
+
+// hasListedID reports whether a listing could name it.
+func hasListedID(it *item) bool {
+	return it.QueueID != "" || it.Dialect == DialectServerRequest && it.RequestID != ""
+}
+
+// sameListedCommand reports whether the listed command is the one shown
+// (the log keeps restored commands as sent, older logs masked).
+func sameListedCommand(it *item, e *listedEntry) bool {
+	if it.Command == "" || len(e.Command) > maxListedCommand {
+		return false
+	}
+	return it.Command == e.Command || it.restored && it.Command == Redact(e.Command)
+}
+
+// regainLocked gives a restored request back the choices recorded for it
+// when the restart was the only reason it was deny-only: those recorded,
+// never more, and only those the gateway offers now.
+func (in *Inbox) regainLocked(it *item, e *listedEntry, now time.Time) {
+	if it.Unbound != unboundRestartID || len(it.recorded) == 0 || it.Truncated || it.Conflict != "" || Undecodable(it.Command) {
+		return
+	}
+	offered := knownChoices
+	if len(e.Choices) > 0 {
+		offered = e.Choices
+		if len(offered) > maxListedChoices {
+			offered = offered[:maxListedChoices]
+		}
+	}
+	var choices []string
+	for _, c := range it.recorded {
+		if slices.Contains(offered, c) {
+			choices = append(choices, c)
+		}
+	}
+	if len(choices) == 0 {
+		return
+	}
+	it.Choices, it.Unbound, it.Uncertain, it.restored = choices, "", false, false
+	it.Outcome = Outcome{At: now, Detail: listedRegainDetail}
+	in.emitLocked(ChangeUpdated, it, now)
+}
