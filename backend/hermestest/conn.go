@@ -177,6 +177,11 @@ func (c *fconn) handleLocked(line []byte) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
+	if c.s.loseNext != "" && c.s.loseNext == f.Method && c.peer == nil {
+		c.s.loseNext = ""
+		c.cut()
+		return
+	}
 	c.s.methods = append(c.s.methods, f.Method)
 	c.s.notifyLocked()
 	result, rerr := c.s.callLocked(c, f.Method, f.Params)

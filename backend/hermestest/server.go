@@ -124,6 +124,9 @@ type Server struct {
 	sessions map[string]*fsession // by live id
 	stored   map[string]*fsession // by stored id
 	answers  []Answer
+	// loseNext: the next call of this method is read, then lost with
+	// the link before the gateway acts on it (LoseNext).
+	loseNext string
 	// promptAnswers are answers to clarify, sudo and secret prompts.
 	promptAnswers []PromptAnswer
 	dials         int
@@ -324,6 +327,17 @@ func (s *Server) CutAfter(n int) {
 			}
 		}
 	}
+}
+
+// LoseNext makes the next call of method from a client (not a peer) be
+// read and then lost: the link drops before the gateway acts on it or
+// answers. The client wrote it, so for the client the outcome is
+// unknown, but the gateway never took it (CutAfter(0) is the other
+// case: the gateway acts, then the link drops before its reply).
+func (s *Server) LoseNext(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loseNext = method
 }
 
 // Kick cuts every WebSocket connection abruptly (TCP close, no close
