@@ -184,6 +184,11 @@ func (c *Client) requestAnswer(ctx context.Context, id string, result any) (bool
 		// Not (known to be) Herald's answer: the withdrawal stands.
 		c.dispatchLocked(held)
 	}
+	if errors.Is(err, wire.ErrOutcomeUnknown) {
+		// As for a response frame: if the gateway lists it as open again
+		// after the reconnect, deliver it again (the answer did not land).
+		delete(c.srqParams, id)
+	}
 	c.mu.Unlock()
 	if err != nil {
 		return false, err

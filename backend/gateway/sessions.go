@@ -113,6 +113,9 @@ func (c *Client) AttachSession(ctx context.Context, storedID string) (SessionRef
 	s := c.track(live, storedID)
 	c.attached(s, r.Running, r.OpenRequests != nil)
 	c.openRequests(live, r.OpenRequests, false)
+	if ev, ok := c.listApprovals(ctx, c.callRaw, live, storedID); ok {
+		c.out.Push(ev)
+	}
 	return SessionRef{ID: live, StoredID: storedID}, nil
 }
 
@@ -530,6 +533,8 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 	}
 	var replayed []wire.Event
 	var open []openRequest
+	var listing wire.Event // approval.pending's answer, where it has one
+	var hasListing bool
 	listed := map[string]bool{}
 	known := false // the gateway told us which requests are open
 	c.mu.Lock()
@@ -564,6 +569,9 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 		}
 		c.openRequests(s.live, open, true)
 		c.mu.Lock()
+		if hasListing {
+			c.out.Push(listing)
+		}
 		s.replaying = false
 		parked, dropped := s.parked, s.parkDropped
 		s.parked, s.parkedBytes, s.parkDropped = nil, 0, false
@@ -620,6 +628,8 @@ func (c *Client) resyncSession(ctx context.Context, cn *conn, s *session, epochC
 		}
 		c.mu.Unlock()
 	}
+
+	listing, hasListing = c.listApprovals(cctx, cn.call, s.live, s.stored)
 
 	c.mu.Lock()
 	replay := c.feat.replay
