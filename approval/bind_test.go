@@ -123,7 +123,7 @@ func TestUnknownReconciled(t *testing.T) {
 		}, StatePending, "listed it again"},
 		{"gone after reconnect", srq("g1", "s1", "srq-1", "rm -rf ./a", t0), "once", func(*fixture) []wire.Event {
 			return []wire.Event{cancel("g1", "s1", "srq-1", "not_pending_after_reconnect", t0)}
-		}, StateSentUnknown, "no longer lists"},
+		}, StateSentUnknown, "no longer waits"},
 		{"gone, then the deadline", srq("g1", "s1", "srq-1", "rm -rf ./a", t0), "once", func(f *fixture) []wire.Event {
 			f.in.Ingest(cancel("g1", "s1", "srq-1", "not_pending_after_reconnect", t0))
 			f.clk.Advance(DefaultTimeout)

@@ -271,11 +271,15 @@ func (in *Inbox) cancelLocked(ev wire.Event, now time.Time) {
 		e.out.Detail = "the gateway restarted (a new replay epoch), so it no longer waits for this request; anything it asks again is a new request"
 	}
 	for _, it := range targets {
-		if it.State == StateSentUnknown && reason == notPendingAfterReconnect {
+		if it.State == StateSentUnknown && (reason == notPendingAfterReconnect || reason == "resolved") {
 			// Settled while the link was down, by Herald's answer or
 			// another client's: still unknown, said plainly, until the
 			// gateway says how or the deadline passes.
-			in.goneUnknownLocked(it, now)
+			detail := listedGoneDetail
+			if reason == "resolved" {
+				detail = resolvedGoneDetail
+			}
+			in.goneUnknownLocked(it, detail, now)
 			continue
 		}
 		in.endLocked(it, e, now)

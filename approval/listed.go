@@ -46,8 +46,20 @@ const (
 	maxListedChoices   = 8
 	listedAgainDetail  = "the gateway listed it again by its id as waiting after the link dropped"
 	listedAgainError   = "your answer did not reach the gateway before the link dropped: it still waits for this request, answer again"
-	listedGoneDetail   = "answer sent, outcome unknown: the gateway no longer lists this request as waiting, so it was settled, by your answer or in another client, but the gateway has not said how; Herald shows the outcome if the gateway reports it, else it stays unknown"
 	listedRegainDetail = "Herald restarted while this request waited; the gateway has since listed it again by its id, so an answer by that id reaches this command"
+)
+
+// goneDetail says of an answer of unknown outcome that the gateway no
+// longer waits for its request (how: what showed it) without saying
+// whose answer settled it.
+func goneDetail(how string) string {
+	return "answer sent, outcome unknown: the gateway no longer waits for this request (" + how + "), so it was settled, by your answer or in another client, but the gateway has not said which; Herald shows the outcome if the gateway reports it, else it stays unknown until the gateway's timeout"
+}
+
+// What showed that the gateway no longer waits.
+var (
+	listedGoneDetail   = goneDetail("it no longer lists it")
+	resolvedGoneDetail = goneDetail("it withdrew it as resolved")
 )
 
 // listing is an approvalsListed payload.
@@ -106,7 +118,7 @@ func (in *Inbox) listedLocked(ev wire.Event, now time.Time) {
 			it.Outcome = Outcome{At: now, Detail: listedAgainDetail}
 			in.emitLocked(ChangeUpdated, it, now)
 		case it.State == StateSentUnknown && e == nil && p.Complete && (hasListedID(it) || len(p.Approvals) == 0):
-			in.goneUnknownLocked(it, now)
+			in.goneUnknownLocked(it, listedGoneDetail, now)
 		case it.State == StatePending && it.restored && e != nil && it.QueueID != "" && byQueue[it.QueueID] == e && (it.Epoch == "" || it.Epoch == ev.Epoch):
 			// Only by the approval's own queue id, in the same gateway
 			// epoch: a server-request id may come from an old
@@ -118,9 +130,9 @@ func (in *Inbox) listedLocked(ev wire.Event, now time.Time) {
 
 // goneUnknownLocked says of a request whose answer's outcome is unknown
 // that the gateway no longer waits for it, without ending it.
-func (in *Inbox) goneUnknownLocked(it *item, now time.Time) {
-	if it.Outcome.Detail != listedGoneDetail {
-		it.Outcome.Detail, it.Outcome.At = listedGoneDetail, now
+func (in *Inbox) goneUnknownLocked(it *item, detail string, now time.Time) {
+	if it.Outcome.Detail != detail {
+		it.Outcome.Detail, it.Outcome.At = detail, now
 		in.emitLocked(ChangeUpdated, it, now)
 	}
 }
