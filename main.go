@@ -14,6 +14,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -68,6 +69,8 @@ func runDesktop(f desktopFlags) error {
 		store = nil
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	stdlog.SetFlags(0)
+	stdlog.SetOutput(app.LibraryLog(log)) // the tray library's lines, as Herald's
 	deps := app.Deps{
 		Version:  version,
 		Settings: settings,

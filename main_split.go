@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	stdlog "log"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -59,6 +60,8 @@ func runDaemon(f desktopFlags) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	stdlog.SetFlags(0)
+	stdlog.SetOutput(app.LibraryLog(log)) // the tray library's lines, as Herald's
 	store, err := approval.OpenStore(filepath.Join(settings.Dir(), "audit.db"), approval.StoreOptions{})
 	if err != nil {
 		log.Warn("the approval history is unavailable", "err", err)
@@ -138,6 +141,8 @@ func runDaemon(f desktopFlags) error {
 // app.Window, which forwards to the always-on Herald.
 func runWindow() error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	stdlog.SetFlags(0)
+	stdlog.SetOutput(app.LibraryLog(log)) // the tray library's lines, as Herald's
 	w := app.NewWindow(service.DefaultControlPath(), log)
 	var st app.Settings
 	if settings, err := app.NewSettingsStore(os.Getenv("HERALD_CONFIG_DIR")); err == nil {
