@@ -111,7 +111,7 @@ func dashDash(msg string) string { return singleDash.ReplaceAllString(msg, "$1--
 var placeholders = map[string]string{
 	"gateway": "URL", "api": "URL", "source": "KIND:URL", "token": "TOKEN", "username": "NAME", "password": "PASSWORD",
 	"api-key": "KEY", "token-file": "PATH", "password-file": "PATH", "api-key-file": "PATH",
-	"control": "PATH", "db": "PATH", "session": "ID", "run": "ID", "start": "TEXT", "follow": "ask|auto",
+	"control": "PATH", "db": "PATH", "ca-file": "PATH", "session": "ID", "run": "ID", "start": "TEXT", "follow": "ask|auto",
 }
 
 // printFlags lists fs's flags as "--name VALUE" with their use below.

@@ -54,6 +54,9 @@ func TestHelpIsDoubleDashWithExamples(t *testing.T) {
 			if strings.HasPrefix(l, "  -") && !strings.HasPrefix(l, "  --") && !strings.HasPrefix(l, "  -n ") {
 				t.Errorf("%s --help: %q is in -flag style", cmd, l)
 			}
+			if strings.HasPrefix(l, "  --") && strings.HasSuffix(l, " VALUE") {
+				t.Errorf("%s --help: %q names its value only VALUE; give it a placeholder", cmd, l)
+			}
 		}
 	}
 	out, _, _ := runMain(t, "watch", "--help")
