@@ -330,8 +330,7 @@ func (s *Service) attachLive(gw string, l source.LiveSession, auto bool) {
 		}
 		s.live.mu.Unlock()
 		if err != nil {
-			var re *wire.RPCError
-			if auto && errors.As(err, &re) && re.Code == 4007 {
+			if auto && errors.Is(err, source.ErrNotStarted) {
 				return // no stored row yet; the next listing tries again
 			}
 			if s.ctx.Err() == nil {
@@ -427,8 +426,7 @@ func (s *Service) FollowSession(ctx context.Context, gw, id string) error {
 	delete(st.declined, key)
 	s.live.mu.Unlock()
 	if _, err := c.Attach(ctx, key); err != nil {
-		var re *wire.RPCError
-		if errors.As(err, &re) && re.Code == 4007 {
+		if errors.Is(err, source.ErrNotStarted) {
 			return fmt.Errorf("session %s cannot be followed yet: Hermes can resume a session only after its first prompt; try again once it has started", id)
 		}
 		return err

@@ -1,12 +1,16 @@
 package service
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/bridge"
 	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/source"
 )
 
@@ -60,4 +64,22 @@ func (s *Service) apiClient(name string) (*apiserver.Client, bool) {
 		return nil, false
 	}
 	return a.Client(), true
+}
+
+// A session Hermes has not stored yet (no first prompt) cannot be
+// followed: the gateway's 4007 reaches the service as
+// source.ErrNotStarted, and the user is told to wait for the first prompt.
+func TestFollowSessionNotStartedYet(t *testing.T) {
+	t.Parallel()
+	r := newLiveRig(t, hermestest.Modern, FollowAsk)
+	r.connect()
+	err := r.svc.FollowSession(context.Background(), "lab", "20261203_080000_abcdef")
+	if err == nil || !strings.Contains(err.Error(), "cannot be followed yet") {
+		t.Fatalf("FollowSession of an unstored session = %v, want \"cannot be followed yet\"", err)
+	}
+	f, _ := r.svc.follower("lab")
+	_, err = f.Attach(context.Background(), "20261203_080000_abcdef")
+	if !errors.Is(err, source.ErrNotStarted) || !strings.Contains(err.Error(), "session not found") {
+		t.Fatalf("Attach = %v, want source.ErrNotStarted with the gateway's text", err)
+	}
 }

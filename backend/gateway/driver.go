@@ -241,11 +241,23 @@ func (s *Source) Followed() []source.FollowedSession {
 	return out
 }
 
-// Attach follows a stored session now (session.resume).
+// Attach follows a stored session now (session.resume). A session with
+// no stored row yet (error 4007) matches source.ErrNotStarted.
 func (s *Source) Attach(ctx context.Context, storedID string) (source.FollowedSession, error) {
 	r, err := s.c.AttachSession(ctx, storedID)
+	var re *wire.RPCError
+	if errors.As(err, &re) && re.Code == 4007 {
+		err = notStartedError{err}
+	}
 	return followedOf(r), err
 }
+
+// notStartedError is session.resume's 4007 as the contract's
+// ErrNotStarted, with the gateway's text.
+type notStartedError struct{ error }
+
+func (e notStartedError) Is(target error) bool { return target == source.ErrNotStarted }
+func (e notStartedError) Unwrap() error        { return e.error }
 
 // TakeBack resumes a followed session another client took.
 func (s *Source) TakeBack(ctx context.Context, id string) error {

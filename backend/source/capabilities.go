@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
@@ -50,6 +51,11 @@ type SessionFollower interface {
 	// every client that follows it (else to one client at a time).
 	FanOut() bool
 }
+
+// ErrNotStarted is what SessionFollower.Attach returns (errors.Is) for a
+// session the server cannot resume yet: it is stored only after its
+// first prompt.
+var ErrNotStarted = errors.New("the session cannot be resumed before its first prompt")
 
 // Asker is a Source that takes prompts: the window's quick prompt and
 // `herald ask`.
