@@ -17,6 +17,7 @@ func init() {
 		Title:      "API server",
 		Hint:       "HTTP, port 8642",
 		DefaultURL: DefaultURL,
+		Flag:       "api",
 		Auth: []source.AuthMode{
 			{Name: "key", Label: "API key", Secret: "API key", Flag: "api-key", Env: "HERALD_API_KEY",
 				Hint: "`API_SERVER_KEY` from Hermes' `~/.hermes/.env`."},

@@ -18,6 +18,9 @@ func init() {
 		Title:      "Herald bridge (Hermes plugin on a dashboard)",
 		Hint:       "HTTP long-poll, port 9119",
 		DefaultURL: DefaultURL,
+		// It is a plugin's route on a dashboard, whose gateway speaks
+		// "ws": it is followed beside that gateway.
+		Beside: "ws",
 		Auth: []source.AuthMode{
 			{Name: "token", Label: "Dashboard session token", Secret: "Token", Flag: "token", Env: "HERALD_TOKEN",
 				Hint: "The dashboard's session token: start Hermes as `HERMES_DASHBOARD_SESSION_TOKEN=your-token hermes dashboard` and give Herald the same value."},

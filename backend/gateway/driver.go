@@ -19,6 +19,7 @@ func init() {
 		Default:    true,
 		Hint:       "WebSocket, port " + DefaultPort,
 		DefaultURL: "http://127.0.0.1:" + DefaultPort,
+		Flag:       "gateway",
 		Auth: []source.AuthMode{
 			{Name: "token", Label: "Session token", Secret: "Token", Flag: "token", Env: "HERALD_TOKEN",
 				Hint: "The dashboard's session token. Hermes makes a new one at every start: start it as `HERMES_DASHBOARD_SESSION_TOKEN=your-token hermes dashboard` and give Herald the same value (or copy `window.__HERMES_SESSION_TOKEN__` from the dashboard page's source)."},

@@ -33,6 +33,14 @@ type Driver struct {
 	Hint string
 	// DefaultURL is where the server listens unless configured otherwise.
 	DefaultURL string
+	// Flag, when set, is the command line's flag that names servers of
+	// this transport by URL ("gateway": --gateway URL); every transport
+	// is also --source KIND:URL.
+	Flag string
+	// Beside, when set, is the kind of source this transport is followed
+	// beside, on the same server with the same credentials (the Herald
+	// bridge beside a dashboard gateway: `herald watch --bridge`).
+	Beside Kind
 	// Auth lists the sign-in modes, the default first. The window's form
 	// offers them; settings store the mode's Name.
 	Auth []AuthMode
@@ -187,6 +195,19 @@ func Drivers() []Driver {
 	registry.mu.RLock()
 	defer registry.mu.RUnlock()
 	return slices.Clone(registry.drivers)
+}
+
+// BesideOf is the transport followed beside a source of kind
+// (Driver.Beside), if there is one.
+func BesideOf(kind Kind) (Driver, bool) {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	for _, d := range registry.drivers {
+		if d.Beside != "" && d.Beside == kind {
+			return d, true
+		}
+	}
+	return Driver{}, false
 }
 
 // Lookup finds a transport by kind or alias, ignoring case; "" is the
