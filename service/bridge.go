@@ -25,11 +25,22 @@ const (
 	NoticeApprovalEnded     NoticeKind = "approval_ended"
 )
 
+// HasBridge reports whether a source of kind may be followed with a
+// Herald bridge beside it (SourceConfig.Bridge; source.Driver.Beside).
+func HasBridge(kind Kind) bool {
+	d, err := source.Lookup(string(kind))
+	if err != nil {
+		return false
+	}
+	_, ok := source.BesideOf(d.Kind)
+	return ok
+}
+
 // addBridgeOf follows the bridge of the gateway source gw (same URL and
-// credentials), named BridgeName(gw).
-func (s *Service) addBridgeOf(gw string, cfg SourceConfig) error {
+// credentials), a source of kind named BridgeName(gw).
+func (s *Service) addBridgeOf(gw string, kind Kind, cfg SourceConfig) error {
 	b := cfg
-	b.Kind, b.Name, b.Bridge, b.Resume = KindBridge, BridgeName(gw), false, nil
+	b.Kind, b.Name, b.Bridge, b.Resume = kind, BridgeName(gw), false, nil
 	if _, err := s.AddSource(b); err != nil {
 		return fmt.Errorf("the gateway %s was added, its Herald bridge was not: %w", gw, err)
 	}

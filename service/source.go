@@ -100,10 +100,11 @@ func (s *Service) AddSource(cfg SourceConfig) (Source, error) {
 	s.followNow(src, later)
 	s.rememberBase(name, cfg.URL)
 	if cfg.Bridge {
-		if d.Kind != KindGateway {
+		b, ok := source.BesideOf(d.Kind)
+		if !ok {
 			return src, fmt.Errorf("only a dashboard gateway has a Herald bridge, not %s", d.Title)
 		}
-		return src, s.addBridgeOf(name, cfg)
+		return src, s.addBridgeOf(name, b.Kind, cfg)
 	}
 	return src, nil
 }
