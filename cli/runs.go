@@ -58,14 +58,13 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 		return nil, "", nil, err
 	}
 	e.stdin = stdin
+	which, v := "gateway", *d.gateway
 	if *d.api != "" {
-		_, u := splitGateway(*d.api)
-		err = d.creds.checkURL(e, "--api", u, cr.secret(service.KindAPIServer))
-	} else {
-		_, u := splitGateway(*d.gateway)
-		err = d.creds.checkURL(e, "--gateway", u, cr.secret(service.KindGateway))
+		which, v = "api", *d.api
 	}
-	if err != nil {
+	kind := flagKind(which)
+	_, u := splitGateway(v)
+	if err := d.creds.checkURL(e, "--"+which, u, cr.secret(kind)); err != nil {
 		return nil, "", nil, err
 	}
 	svc = service.New(service.Config{})
@@ -99,11 +98,8 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 			}
 		},
 	}
-	cfg.Name, cfg.URL = splitGateway(*d.gateway)
-	if *d.api != "" {
-		cfg.Kind = service.KindAPIServer
-		cfg.Name, cfg.URL = splitGateway(*d.api)
-	}
+	cfg.Kind = kind
+	cfg.Name, cfg.URL = splitGateway(v)
 	cfg.Secrets = cr.secrets(cfg.Kind)
 	src, err := svc.AddSource(cfg)
 	if err != nil {

@@ -159,3 +159,15 @@ func startFailed(name string, kind source.Kind, err error) error {
 	}
 	return fmt.Errorf("%s: %w", name, surface.ShownError(err, approval.VisibleLine))
 }
+
+// flagKind is the transport whose own flag (source.Driver.Flag) is name:
+// --gateway's and --api's servers are of the kind their drivers say.
+func flagKind(name string) source.Kind {
+	for _, d := range source.Drivers() {
+		if d.Flag == name {
+			return d.Kind
+		}
+	}
+	d, _ := source.Lookup("")
+	return d.Kind
+}

@@ -112,13 +112,16 @@ type jsonRecord struct {
 
 // watchFlags are `herald watch`'s flags.
 type watchFlags struct {
-	gws, sessions, apis, runs multi
-	srcs                      multi // --source KIND:[NAME=]URL
-	creds                     *credFlags
-	attachActive, asJSON      *bool
-	demo, withBridge          *bool
-	followMode, startRun      *string
-	ctl, db                   *string
+	// urls are the servers named by each transport's own flag
+	// (source.Driver.Flag: --gateway, --api), in the drivers' order.
+	urls                 []*kindURLs
+	sessions, runs       multi
+	srcs                 multi // --source KIND:[NAME=]URL
+	creds                *credFlags
+	attachActive, asJSON *bool
+	demo, withBridge     *bool
+	followMode, startRun *string
+	ctl, db              *string
 	// given are the flags set on the command line.
 	given map[string]bool
 }
@@ -193,14 +196,13 @@ func cmdWatch(e *env, args []string) error {
 func parseWatchFlags(e *env, args []string) (*watchFlags, error) {
 	fs := newFlags("watch", e)
 	f := &watchFlags{given: map[string]bool{}}
-	fs.Var(&f.gws, "gateway", "gateway URL, or NAME=URL (repeatable; default http://127.0.0.1:9119)")
+	f.urls = addURLFlags(fs)
 	fs.Var(&f.sessions, "session", "stored session id to follow (repeatable)")
 	f.creds = addCredFlags(fs)
 	f.attachActive = fs.Bool("attach-active", false, "same as --follow auto: follow every session found on the gateways, now and later (on a gateway that sends each session's events to one client at a time, this moves their live events away from other clients)")
 	f.followMode = fs.String("follow", "ask", "sessions other clients drive: ask (list and offer them; type follow ID) or auto (follow each one found)")
 	f.asJSON = fs.Bool("json", false, "print one JSON record per line instead of text")
 	f.demo = fs.Bool("demo", false, "start an embedded demo gateway with a scripted session (no Hermes needed)")
-	fs.Var(&f.apis, "api", "Hermes API server URL, or NAME=URL (repeatable; e.g. http://127.0.0.1:8642)")
 	fs.Var(&f.srcs, "source", "a server of any kind Herald knows, as KIND:URL or KIND:NAME=URL (repeatable; e.g. apiserver:http://127.0.0.1:8642)")
 	fs.Var(&f.runs, "run", "API-server run id to follow (repeatable; on the first --api server)")
 	f.startRun = fs.String("start", "", "start a run with this input on the first --api server and follow it")
@@ -244,16 +246,12 @@ func (f *watchFlags) credentials(e *env) (creds, error) {
 	}
 	e.stdin = stdin // keys follow a secret read from stdin
 	if !*f.demo {
-		for _, a := range f.apis {
-			_, u := splitGateway(a)
-			if err := f.creds.checkURL(e, "--api", u, cr.secret(service.KindAPIServer)); err != nil {
-				return cr, err
-			}
-		}
-		for _, g := range f.gws {
-			_, u := splitGateway(g)
-			if err := f.creds.checkURL(e, "--gateway", u, cr.secret(service.KindGateway)); err != nil {
-				return cr, err
+		for _, k := range f.urls {
+			for _, v := range k.urls {
+				_, u := splitGateway(v)
+				if err := f.creds.checkURL(e, "--"+k.d.Flag, u, cr.secret(k.d.Kind)); err != nil {
+					return cr, err
+				}
 			}
 		}
 	}
@@ -263,8 +261,8 @@ func (f *watchFlags) credentials(e *env) (creds, error) {
 			return cr, err
 		}
 	}
-	if (len(f.runs) > 0 || *f.startRun != "") && len(f.apis) == 0 {
-		return cr, usageError{"--run and --start need an --api server"}
+	if _, ok := f.runServer(); !ok && (len(f.runs) > 0 || *f.startRun != "") {
+		return cr, usageError{fmt.Sprintf("--run and --start need a server that runs them: give %s", runFlags())}
 	}
 	return cr, nil
 }
@@ -361,7 +359,7 @@ func (f *watchFlags) serveControl(ctx context.Context, svc *service.Service, out
 // startDemo starts the embedded demo gateway and points watch at it.
 func (f *watchFlags) startDemo(out *printer, cr *creds) *hermestest.Server {
 	demoSrv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, StepDelay: 120 * time.Millisecond, Token: demoToken()})
-	f.gws = multi{"demo=" + demoSrv.URL}
+	f.defaultURLs().urls = multi{"demo=" + demoSrv.URL}
 	cr.byFlag = map[string]string{"token": demoSrv.Token()} // the demo's own, never the user's
 	if !out.json {
 		out.line("Demo gateway at %s: a scripted agent will ask for approvals. Answer with o/s/a/d + Enter.", demoSrv.URL)
@@ -372,28 +370,106 @@ func (f *watchFlags) startDemo(out *printer, cr *creds) *hermestest.Server {
 	return demoSrv
 }
 
-// sourceConfigs are the API servers, then the gateways, to follow (the
-// default transport at its default address when none is given).
+// sourceConfigs are the servers to follow: those of each transport's
+// flag, then --source's (the default transport at its default address
+// when none is given).
 func (f *watchFlags) sourceConfigs(cr creds, onStatus func(source.Status)) []service.SourceConfig {
-	gws := f.gws
-	if len(gws) == 0 && len(f.apis) == 0 && len(f.srcs) == 0 {
-		d, _ := source.Lookup("") // the default transport, at its default address
-		gws = multi{d.DefaultURL}
-	}
 	var configs []service.SourceConfig
-	for _, a := range f.apis {
-		name, u := splitGateway(a)
-		configs = append(configs, service.SourceConfig{Kind: service.KindAPIServer, OnStatus: onStatus, Config: source.Config{Name: name, URL: u, Secrets: cr.secrets(service.KindAPIServer), RootCAs: cr.roots}})
+	for _, s := range f.servers() {
+		configs = append(configs, service.SourceConfig{Kind: s.kind, OnStatus: onStatus, Bridge: service.HasBridge(s.kind) && *f.withBridge && !*f.demo,
+			Config: source.Config{Name: s.name, URL: s.url, Secrets: cr.secrets(s.kind), Username: cr.user, RootCAs: cr.roots}})
 	}
-	for _, g := range gws {
-		name, u := splitGateway(g)
-		configs = append(configs, service.SourceConfig{Kind: service.KindGateway, OnStatus: onStatus, Bridge: *f.withBridge && !*f.demo, Config: source.Config{Name: name, URL: u, Secrets: cr.secrets(service.KindGateway), Username: cr.user, RootCAs: cr.roots}})
+	return configs
+}
+
+// server is one server to follow, as the flags name it.
+type server struct {
+	kind      source.Kind
+	name, url string
+}
+
+// servers are those of each transport's flag, then --source's, or the
+// default transport at its default address when none is given.
+func (f *watchFlags) servers() []server {
+	var out []server
+	for _, k := range f.urls {
+		for _, v := range k.urls {
+			name, u := splitGateway(v)
+			out = append(out, server{k.d.Kind, name, u})
+		}
 	}
 	for _, v := range f.srcs {
 		kind, name, u, _ := splitSource(v)
-		configs = append(configs, service.SourceConfig{Kind: kind, OnStatus: onStatus, Bridge: kind == service.KindGateway && *f.withBridge && !*f.demo, Config: source.Config{Name: name, URL: u, Secrets: cr.secrets(kind), Username: cr.user, RootCAs: cr.roots}})
+		out = append(out, server{kind, name, u})
 	}
-	return configs
+	if len(out) == 0 {
+		d, _ := source.Lookup("")
+		name, u := splitGateway(d.DefaultURL)
+		out = append(out, server{d.Kind, name, u})
+	}
+	return out
+}
+
+// runServer is the name of the server --run and --start go to: the first
+// one given whose transport starts runs and follows them by id (an API
+// server).
+func (f *watchFlags) runServer() (string, bool) {
+	for _, s := range f.servers() {
+		if o := source.OffersOf(string(s.kind)); o.StartsRuns && o.FollowByID {
+			return s.name, true
+		}
+	}
+	return "", false
+}
+
+// runFlags names the flags of the transports --run and --start need
+// ("--api").
+func runFlags() string {
+	var flags []string
+	for _, d := range source.Drivers() {
+		if d.Offers.StartsRuns && d.Offers.FollowByID {
+			flags = append(flags, "--"+d.Flag)
+		}
+	}
+	return strings.Join(flags, " or ")
+}
+
+// kindURLs are the servers one transport's flag (Driver.Flag) names.
+type kindURLs struct {
+	d    source.Driver
+	urls multi
+}
+
+// addURLFlags adds the flag of each transport that has one (--gateway,
+// --api), worded from its driver.
+func addURLFlags(fs *flag.FlagSet) []*kindURLs {
+	var out []*kindURLs
+	for _, d := range source.Drivers() {
+		if d.Flag == "" {
+			continue
+		}
+		k := &kindURLs{d: d}
+		example := "e.g."
+		if d.Default {
+			example = "default"
+		}
+		fs.Var(&k.urls, d.Flag, fmt.Sprintf("%s URL, or NAME=URL (repeatable; %s %s)", d.Title, example, d.DefaultURL))
+		out = append(out, k)
+	}
+	return out
+}
+
+// defaultURLs are the default transport's servers (the demo's).
+func (f *watchFlags) defaultURLs() *kindURLs {
+	for _, k := range f.urls {
+		if k.d.Default {
+			return k
+		}
+	}
+	k := &kindURLs{}
+	k.d, _ = source.Lookup("")
+	f.urls = append(f.urls, k)
+	return k
 }
 
 // splitSource reads --source's KIND:[NAME=]URL, the kind as any
@@ -412,12 +488,14 @@ func splitSource(v string) (kind service.Kind, name, u string, err error) {
 }
 
 // addSources starts every source and follows the sessions and runs
-// asked for (--run goes to the first --api server). It returns the
-// gateways' names.
+// asked for (--run goes to the first server that runs them, see
+// runServer). It returns the names of those that list sessions.
 func (f *watchFlags) addSources(ctx context.Context, svc *service.Service, out *printer, configs []service.SourceConfig) ([]string, error) {
 	var wsNames []string
-	for i, cfg := range configs {
-		if cfg.Kind != service.KindAPIServer {
+	runs, _ := f.runServer()
+	for _, cfg := range configs {
+		lists := source.OffersOf(string(cfg.Kind)).ListsSessions
+		if lists {
 			// Only the --session ids still live on the gateway are
 			// resumed; a notice names the others.
 			cfg.Resume = f.sessions
@@ -426,11 +504,10 @@ func (f *watchFlags) addSources(ctx context.Context, svc *service.Service, out *
 		if err != nil {
 			return nil, err
 		}
-		if src.Kind() != service.KindAPIServer {
+		if lists {
 			wsNames = append(wsNames, src.Name())
-			continue
 		}
-		if i != 0 {
+		if src.Name() != runs {
 			continue
 		}
 		for _, id := range f.runs {
@@ -442,15 +519,16 @@ func (f *watchFlags) addSources(ctx context.Context, svc *service.Service, out *
 	return wsNames, nil
 }
 
-// startFirstRun starts --start's run on the first --api server.
+// startFirstRun starts --start's run on the first server that runs them.
 func (f *watchFlags) startFirstRun(ctx context.Context, svc *service.Service, out *printer, fail func(error)) {
-	name, _ := splitGateway(f.apis[0])
+	name, _ := f.runServer()
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	id, err := svc.StartRun(sctx, name, *f.startRun)
 	if err != nil {
 		if ctx.Err() == nil {
-			fail(startFailed(name, service.KindAPIServer, err))
+			src, _ := svc.Source(name)
+			fail(startFailed(name, src.Kind(), err))
 		}
 		return
 	}
