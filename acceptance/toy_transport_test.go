@@ -47,6 +47,8 @@ const toyKind source.Kind = "toy"
 func toyDriver(opened chan<- *toy) source.Driver {
 	return source.Driver{
 		Kind: toyKind, Title: "Toy transport", Hint: "in memory", DefaultURL: "toy://local",
+		// herald watch --toy URL, beside --source toy:URL.
+		Flag: "toy",
 		// A sign-in no other transport has: its secret reaches the toy
 		// by this name from the window's keychain and the command line.
 		Auth: []source.AuthMode{{Name: "spell", Label: "Toy spell", Secret: "Spell", Hint: "`sesame`, as in the tale.", Flag: "toy-spell", Env: "HERALD_TOY_SPELL"}},
@@ -195,7 +197,8 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 		}
 		var help bytes.Buffer
 		if code := cli.Main(context.Background(), []string{"watch", "-h"}, strings.NewReader(""), &help, &help); code != 0 ||
-			!strings.Contains(help.String(), "--toy-spell-file") || !strings.Contains(help.String(), "HERALD_TOY_SPELL") {
+			!strings.Contains(help.String(), "--toy-spell-file") || !strings.Contains(help.String(), "HERALD_TOY_SPELL") ||
+			!strings.Contains(help.String(), "Toy transport URL, or NAME=URL") {
 			t.Fatalf("herald watch -h (exit %d) does not offer the toy's flags:\n%s", code, help.String())
 		}
 		for _, tc := range []struct {
@@ -203,15 +206,15 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 			args []string
 			env  string
 		}{
-			{"flag", []string{"--toy-spell-file", spellFile}, ""},
-			{"environment", nil, "sesame"},
+			{"flag", []string{"--source", "toy:toybox=toy://local", "--toy-spell-file", spellFile}, ""},
+			{"environment", []string{"--toy", "toybox=toy://local"}, "sesame"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Setenv("HERALD_TOY_SPELL", tc.env)
 				stdin, keys := io.Pipe()
 				var out, errOut bytes.Buffer
 				done := make(chan int, 1)
-				args := append([]string{"watch", "--source", "toy:toybox=toy://local", "--control", filepath.Join(dir, tc.name+".sock"), "--db", ""}, tc.args...)
+				args := append([]string{"watch", "--control", filepath.Join(dir, tc.name+".sock"), "--db", ""}, tc.args...)
 				go func() { done <- cli.Main(context.Background(), args, stdin, &out, &errOut) }()
 				var tt *toy
 				select {
