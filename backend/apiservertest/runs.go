@@ -425,6 +425,12 @@ func (s *Server) serveApproval(w http.ResponseWriter, req *http.Request) {
 	all := truthy(body["all"]) || truthy(body["resolve_all"])
 
 	s.mu.Lock()
+	if s.faults.LoseApproval > 0 {
+		s.faults.LoseApproval--
+		s.notifyLocked()
+		s.mu.Unlock()
+		panic(http.ErrAbortHandler) // read, never taken
+	}
 	if !r.approvalActive {
 		s.mu.Unlock()
 		record(Approval{Choice: choice, RequestID: requestID, Status: 409, Code: "approval_not_active"})
@@ -466,8 +472,15 @@ func (s *Server) serveApproval(w http.ResponseWriter, req *http.Request) {
 	r.approvalEvent = nil
 	s.emitLocked(r, "approval.responded", fields)
 	s.approvals = append(s.approvals, Approval{RunID: id, Choice: choice, RequestID: requestID, Resolved: len(targets), Status: 200})
+	drop := s.faults.DropApprovalResponse > 0
+	if drop {
+		s.faults.DropApprovalResponse--
+	}
 	s.notifyLocked()
 	s.mu.Unlock()
+	if drop {
+		panic(http.ErrAbortHandler) // taken; its answer is lost
+	}
 	writeJSON(w, http.StatusOK, resp)
 }
 

@@ -112,6 +112,13 @@ type Faults struct {
 	// N starts; a new start still creates its run first, a retried one
 	// (same Idempotency-Key) finds it.
 	DropStartResponse int
+	// DropApprovalResponse cuts the connection instead of answering the
+	// next N approval answers, after acting on them (the answer was
+	// taken; its reply is lost).
+	DropApprovalResponse int
+	// LoseApproval cuts the connection on the next N approval answers
+	// before acting on them (written by the client, never taken).
+	LoseApproval int
 	// RateLimited answers the next N matching requests 429.
 	RateLimited int
 	// Unavailable answers the next N matching requests 503.
