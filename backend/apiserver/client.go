@@ -149,6 +149,7 @@ type Client struct {
 	runCtx  context.Context
 	wg      sync.WaitGroup
 	wake    chan struct{} // closed and replaced by ReconnectNow / SetKey
+	ok      chan struct{} // closed and replaced when a request succeeds after a failure
 	feat    ServerInfo
 }
 
@@ -189,6 +190,7 @@ func New(cfg Config) (*Client, error) {
 		key:  cfg.Key,
 		runs: map[string]*runState{},
 		wake: make(chan struct{}),
+		ok:   make(chan struct{}),
 	}
 	c.status = Status{Status: source.Status{Gateway: name, Kind: string(Kind), State: source.StateIdle}}
 	if cfg.HTTPClient != nil {
@@ -290,6 +292,7 @@ func (c *Client) Run(ctx context.Context) error {
 	c.runCtx = ctx
 	for _, rs := range c.runs {
 		c.startFollowLocked(rs)
+		c.startReconcileLocked(rs)
 	}
 	c.mu.Unlock()
 
@@ -401,6 +404,10 @@ func (c *Client) markOK() {
 	if !recovering(st) {
 		return
 	}
+	c.mu.Lock()
+	close(c.ok)
+	c.ok = make(chan struct{})
+	c.mu.Unlock()
 	c.setStatus(func(s *Status) {
 		if !recovering(s.State) {
 			return

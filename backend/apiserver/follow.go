@@ -55,6 +55,14 @@ type runState struct {
 	synthApproval bool
 	lastStatus    string
 	lastEvent     string
+
+	// unsure holds the request ids ("" when the server gave none) of
+	// answers whose outcome is unknown, until the run's status was asked
+	// (reconcile.go); reconciling is set while that runs, checks counts
+	// its status checks.
+	unsure      []string
+	reconciling bool
+	checks      int
 }
 
 // maxSeenApprovals bounds a run's seenApprovals: past it the set starts

@@ -236,6 +236,7 @@ func (c *Client) RespondApproval(ctx context.Context, runID, choice, requestID s
 	if err != nil {
 		if sentMaybe(err) {
 			err = &OutcomeUnknownError{Cause: err}
+			c.reconcileLater(runID, requestID)
 		}
 		return fmt.Errorf("sending the approval answer for run %s failed: %w", runID, err)
 	}

@@ -85,6 +85,9 @@ type RunInfo struct {
 	PendingApprovals int `json:"pending_approvals,omitempty"`
 	// NextPoll is when the next status poll is due (polling mode).
 	NextPoll time.Time `json:"next_poll,omitzero"`
+	// NextCheck is when the run's status is next asked about an answer
+	// whose outcome is unknown (zero when none waits for it).
+	NextCheck time.Time `json:"next_check,omitzero"`
 	// Err is the last error following this run.
 	Err string `json:"error,omitempty"`
 }
