@@ -204,9 +204,17 @@ func (in *Inbox) respondedLocked(ev wire.Event, now time.Time) {
 		return
 	}
 	cands := in.sessionLocked(ev, func(it *item) bool {
-		return it.State == StateSentUnknown && (p.RequestID == "" || it.QueueID == "" || it.QueueID == p.RequestID)
+		return (it.State == StateSentUnknown || it.State == StateAnswering) && (p.RequestID == "" || it.QueueID == "" || it.QueueID == p.RequestID)
 	})
 	if len(cands) == 0 || (p.Resolved != nil && *p.Resolved < 1) {
+		return
+	}
+	if it := cands[0]; it.State == StateAnswering {
+		// Reported before the answer's own reply: kept for it, in case
+		// that reply is lost (settleLocked).
+		if len(p.Choice) <= 16 {
+			it.responded = p.Choice
+		}
 		return
 	}
 	in.learnedLocked(cands[0], p.Choice != ChoiceDeny, "the API server reported the answer "+VisibleLine(p.Choice), now)

@@ -112,6 +112,10 @@ type item struct {
 	// hint is what the gateway reported while an answer was in flight; it
 	// decides the outcome once the send returns.
 	hint *ending
+	// responded is the choice the API server's approval.responded named
+	// while Herald's answer was in flight: if the send then fails with an
+	// unknown outcome, the server has already said how it ended.
+	responded string
 	// restored: brought back from the audit log at start (see
 	// restoreLocked); a new arrival of the same request adopts it.
 	restored bool
@@ -600,6 +604,17 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 	case it.hint != nil:
 		e = *it.hint
 		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: serr == nil, Cause: serr}
+	case serr != nil && answerIsUnknown(serr) && it.responded != "":
+		// The reply was lost, but the server's stream already said how
+		// the request ended.
+		choice := it.responded
+		it.responded = ""
+		in.unknownLocked(it, serr, now)
+		in.learnedLocked(it, choice != ChoiceDeny, "the API server reported the answer "+VisibleLine(choice), now)
+		if it.State != StateResolved {
+			return &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome, Sent: true, Cause: serr}
+		}
+		return nil
 	case serr != nil && answerIsUnknown(serr):
 		in.unknownLocked(it, serr, now)
 		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: serr}
@@ -623,7 +638,7 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 		e = ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: "the gateway had nothing pending any more for this session"}}
 		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: true}
 	}
-	it.hint = nil
+	it.hint, it.responded = nil, ""
 	it.State, it.Outcome, it.Uncertain = e.state, e.out, false
 	it.Outcome.At = now
 	in.emitLocked(ChangeUpdated, it, now)

@@ -1,0 +1,145 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/apiserver"
+	"github.com/herald-desktop/herald/backend/apiservertest"
+	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/source"
+)
+
+// apiAnswerer answers through the API server client as the service's
+// source does: "nothing pending" (409) resolved 0.
+type apiAnswerer struct{ c *apiserver.Client }
+
+func (a apiAnswerer) RespondApproval(ctx context.Context, runID, choice, requestID string) (int, error) {
+	err := a.c.RespondApproval(ctx, runID, choice, requestID)
+	if errors.Is(err, apiserver.ErrApprovalNotPending) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+func (apiAnswerer) RespondServerRequest(context.Context, string, string) error {
+	return errors.New("no server requests")
+}
+
+// TestUnknownReconciledOnAPIServer runs the inbox behind the API server
+// client against the fake API server. An answer is written and the link
+// drops before the server's reply; Herald asks the run's status:
+//   - a server that shows the pending approval with its request_id
+//     (LastEventID) lists it again when the answer never landed: pending
+//     again, and a second answer by that id settles it;
+//   - one that took the answer says so on the stream (approval.responded):
+//     resolved, with the server's word for it;
+//   - 0.18.2's status says only "waiting_for_approval": it cannot name the
+//     approval, so the answer stays unknown and nothing is sent again.
+func TestUnknownReconciledOnAPIServer(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		dialect apiservertest.Dialect
+		fault   apiservertest.Faults
+		state   State
+		detail  string
+		again   bool
+	}{
+		{"listed again by its request_id", apiservertest.LastEventID, apiservertest.Faults{LoseApproval: 1}, StatePending, "listed it again", true},
+		{"taken, confirmed on the stream", apiservertest.LastEventID, apiservertest.Faults{DropApprovalResponse: 1}, StateResolved, "API server reported", false},
+		{"taken on 0.18.2, confirmed on the stream", apiservertest.SingleConsumer, apiservertest.Faults{DropApprovalResponse: 1}, StateResolved, "API server reported", false},
+		{"0.18.2 cannot name the approval", apiservertest.SingleConsumer, apiservertest.Faults{LoseApproval: 1}, StateSentUnknown, UnknownDetail, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := apiservertest.NewServer(apiservertest.Options{Dialect: tt.dialect})
+			defer srv.Close()
+			clk := clock.NewFake(t0)
+			var client *apiserver.Client
+			checks := make(chan apiserver.Status, 4096)
+			f := newFixture(t, func(o *Options) {
+				o.Clock = clk
+				o.Answerers = func(string) (Answerer, bool) { return apiAnswerer{client}, true }
+			})
+			client, err := apiserver.New(apiserver.Config{
+				Name: "api", URL: srv.URL, Key: srv.Key(), Clock: clk, IdleTimeout: 24 * time.Hour,
+				Rand:    func() float64 { return 0.5 },
+				OnEvent: f.in.Ingest,
+				OnStatus: func(s apiserver.Status) {
+					select {
+					case checks <- s:
+					default:
+					}
+					if s.State == source.StateReconnecting {
+						clk.Advance(s.NextRetry.Sub(clk.Now()))
+					}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), guard)
+			defer cancel()
+			go client.Run(ctx)
+			run, err := client.StartRun(ctx, apiserver.RunRequest{Input: "approve-me: git reset --hard HEAD"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := f.waitChange(t, "arrival", func(c Change) bool { return c.Kind == ChangeArrived }).Request.Key
+			srv.SetFaults(tt.fault)
+			err = f.in.Answer(ctx, key, "once", "tray", false)
+			// A server that took the answer may confirm it on the stream
+			// before the lost reply is noticed: then the answer stands.
+			if !errors.As(err, new(*UnknownOutcomeError)) && (tt.state != StateResolved || err != nil) {
+				t.Fatalf("answer cut after the write: %v", err)
+			}
+			if tt.state == StateSentUnknown {
+				// Let one status check happen: it names nothing.
+				for {
+					select {
+					case s := <-checks:
+						if len(s.Runs) == 1 && !s.Runs[0].NextCheck.IsZero() {
+							goto checked
+						}
+					case <-ctx.Done():
+						t.Fatal("no status check")
+					}
+				}
+			checked:
+			} else {
+				f.waitChange(t, "reconciled", func(c Change) bool {
+					return c.Request.Key == key && c.Request.State == tt.state && strings.Contains(c.Request.Outcome.Detail, tt.detail)
+				})
+			}
+			r := f.get(t, key)
+			if r.State != tt.state || !strings.Contains(r.Outcome.Detail, tt.detail) {
+				t.Fatalf("after the check: %s %q, want %s %q", r.State, r.Outcome.Detail, tt.state, tt.detail)
+			}
+			err = f.in.Answer(ctx, key, "once", "window", false)
+			if !tt.again {
+				if err == nil {
+					t.Fatal("a second answer was accepted")
+				}
+				if n := len(srv.Approvals()); n > 1 {
+					t.Fatalf("%d answers reached the server", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("answer again: %v", err)
+			}
+			got := srv.Approvals()
+			if len(got) != 1 || got[0].Choice != "once" || got[0].RequestID == "" || got[0].Status != 200 || got[0].RunID != run.ID {
+				t.Fatalf("server took %+v", got)
+			}
+			f.waitChange(t, "resolved", func(c Change) bool { return c.Request.Key == key && c.Request.State == StateResolved })
+		})
+	}
+}
