@@ -9,11 +9,6 @@ import (
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
-// KindBridge is the Herald bridge: the route of the Hermes plugin
-// "herald" on a dashboard, through which Herald sees and answers the
-// approvals of every Hermes process of that profile (CLI, TUI, messaging).
-const KindBridge Kind = "bridge"
-
 // BridgeName is the name of a gateway's bridge source.
 func BridgeName(gateway string) string { return gateway + "-bridge" }
 
@@ -34,6 +29,13 @@ func HasBridge(kind Kind) bool {
 	}
 	_, ok := source.BesideOf(d.Kind)
 	return ok
+}
+
+// rides reports whether src is followed beside another source (a
+// gateway's bridge: source.Driver.Beside).
+func rides(src Source) bool {
+	d, err := source.Lookup(string(src.Kind()))
+	return err == nil && d.Beside != ""
 }
 
 // addBridgeOf follows the bridge of the gateway source gw (same URL and

@@ -28,12 +28,6 @@ const ConfirmWait = 10 * time.Second
 // not be followed).
 const PollEvery = time.Second
 
-// Transports of a run.
-const (
-	TransportWS  = "ws"
-	TransportAPI = "api"
-)
-
 // RunRef is a run Herald can stop: a WebSocket session with a turn in
 // progress, or an API-server run.
 type RunRef struct {
@@ -92,8 +86,9 @@ func (s *Service) ActiveRuns() []RunRef {
 			continue
 		}
 		t := s.kindOf(v.Gateway)
-		if t == "" {
-			t = TransportWS
+		if t == "" { // its gateway is gone: the default transport's
+			d, _ := source.Lookup("")
+			t = string(d.Kind)
 		}
 		out = append(out, RunRef{Gateway: v.Gateway, ID: v.ID, StoredID: v.StoredID, Transport: t, Title: v.Title, Tool: v.Tool, Status: v.Status})
 	}

@@ -12,15 +12,6 @@ import (
 // Kind is the transport of a Source (see backend/source).
 type Kind = source.Kind
 
-// Source kinds of the transports Herald is built with (their drivers
-// register them; see transports.go).
-const (
-	// KindGateway is the dashboard gateway's WebSocket (/api/ws JSON-RPC).
-	KindGateway Kind = "ws"
-	// KindAPIServer is Hermes' API server (/v1 HTTP and SSE).
-	KindAPIServer Kind = "api"
-)
-
 // ParseKind reads a kind as settings and flags spell it ("" is the
 // default transport); it is the registered driver's kind.
 func ParseKind(k string) (Kind, error) {
@@ -168,12 +159,8 @@ func (s *Service) register(src Source, cancel context.CancelFunc, done chan stru
 	if s.src.byName == nil {
 		s.src.byName = map[string]*sourceEntry{}
 	}
-	if old, dup := s.src.byName[src.Name()]; dup {
-		what := "a gateway"
-		if old.src.Kind() == KindAPIServer {
-			what = "an API server"
-		}
-		return fmt.Errorf("%s named %q is already configured; pick another name", what, src.Name())
+	if _, dup := s.src.byName[src.Name()]; dup {
+		return fmt.Errorf("a gateway named %q is already configured; pick another name", src.Name())
 	}
 	s.src.byName[src.Name()] = &sourceEntry{src: src, cancel: cancel, done: done}
 	return nil
@@ -283,7 +270,7 @@ func (s *Service) nameRun(source, id, input string) {
 // Remove stops a source (either kind), waits for it and forgets its
 // sessions.
 func (s *Service) Remove(name string) {
-	if b, ok := s.Source(BridgeName(name)); ok && b.Kind() == KindBridge {
+	if b, ok := s.Source(BridgeName(name)); ok && rides(b) {
 		defer s.Remove(BridgeName(name)) // a gateway's bridge goes with it
 	}
 	s.src.mu.Lock()
