@@ -182,9 +182,9 @@ func TestSecretsGoToTheirTransport(t *testing.T) {
 		kind service.Kind
 		want map[string]string
 	}{
-		{service.KindGateway, map[string]string{"token": "t", "password": "p"}},
+		{"ws", map[string]string{"token": "t", "password": "p"}},
 		{"", map[string]string{"token": "t", "password": "p"}},
-		{service.KindAPIServer, map[string]string{"key": "k"}},
+		{"api", map[string]string{"key": "k"}},
 		{"no-such-kind", map[string]string{}},
 	} {
 		if got := cr.secrets(tc.kind); !maps.Equal(got, tc.want) {

@@ -15,7 +15,6 @@ import (
 	"github.com/herald-desktop/herald/approval/spooftest"
 	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/source"
-	"github.com/herald-desktop/herald/service"
 )
 
 // TestSpoofingTerminalErrors: a gateway's hostile text on every error path
@@ -29,9 +28,9 @@ func TestSpoofingTerminalErrors(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
 			for name, err := range map[string]error{
-				"watch --start":  startFailed("api", service.KindAPIServer, errors.New("POST /v1/runs answered HTTP 500: "+c.Command)),
+				"watch --start":  startFailed("api", "api", errors.New("POST /v1/runs answered HTTP 500: "+c.Command)),
 				"refusal":        refusal(source.Status{Gateway: "lab", Err: c.Command}),
-				"refusal, api":   refusal(source.Status{Gateway: "lab", Kind: string(service.KindAPIServer), Err: c.Command}),
+				"refusal, api":   refusal(source.Status{Gateway: "lab", Kind: "api", Err: c.Command}),
 				"auth refusal":   refusal(source.Status{Gateway: "lab", State: source.StateAuthFailed, Err: c.Command}),
 				"herald approve": &approval.EndedError{State: approval.StateCancelled, Outcome: approval.Outcome{Reason: approval.CancelRequestCancel, Detail: c.Command}},
 				// An error that quotes the gateway raw: Main's writer still guards it.

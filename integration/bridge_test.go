@@ -201,7 +201,7 @@ func bridgeHerald(t testing.TB, p *hermespeer.Peer) (*service.Service, func() <-
 			poke()
 		}
 	}()
-	if _, err := s.AddSource(service.SourceConfig{Kind: service.KindGateway, Bridge: true, Config: source.Config{Name: "lab", URL: p.Base, Secrets: map[string]string{"token": p.Secret}}}); err != nil {
+	if _, err := s.AddSource(service.SourceConfig{Kind: "ws", Bridge: true, Config: source.Config{Name: "lab", URL: p.Base, Secrets: map[string]string{"token": p.Secret}}}); err != nil {
 		t.Fatal(err)
 	}
 	return s, changed

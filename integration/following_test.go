@@ -56,7 +56,7 @@ func newFollowRig(t *testing.T, p *hermespeer.Peer, policy service.FollowPolicy)
 		}
 	}()
 	t.Cleanup(r.svc.Close)
-	if _, err := r.svc.AddSource(service.SourceConfig{Kind: service.KindGateway, Config: source.Config{Name: "lab", URL: p.Base, Secrets: map[string]string{"token": p.Secret}}}); err != nil {
+	if _, err := r.svc.AddSource(service.SourceConfig{Kind: "ws", Config: source.Config{Name: "lab", URL: p.Base, Secrets: map[string]string{"token": p.Secret}}}); err != nil {
 		t.Fatal(err)
 	}
 	r.wait(t, "connected and listed", func() bool {
