@@ -44,6 +44,11 @@ func (in *Inbox) runEndLocked(ev wire.Event, now time.Time) {
 		}
 	}
 	for _, it := range live {
+		if it.State == StateSentUnknown && e.state != StateExpired {
+			// Whose answer settled it is exactly what is not known.
+			in.endLocked(it, ending{StateCancelled, Outcome{Detail: "the run " + status}}, now)
+			continue
+		}
 		in.endLocked(it, e, now)
 	}
 }
