@@ -20,7 +20,11 @@
 //
 // A new transport goes in a package of its own under backend/, with a
 // fake server beside it (for tests), one Register call in its init
-// function and one import line in backend/transports.
+// function and one import line in backend/transports. Its Driver says
+// all that surfaces need to know of it (words.go): what its
+// conversations are called and how a stopped one reads (Words), what
+// surfaces may offer on it (Offers), its command-line flag (Flag); no
+// surface compares kinds.
 package source
 
 import (
