@@ -7,6 +7,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // commandHelp is what `herald NAME --help` prints around the flags.
@@ -107,11 +109,35 @@ var singleDash = regexp.MustCompile(`(^|[ :])-([A-Za-z][\w-]+)`)
 func dashDash(msg string) string { return singleDash.ReplaceAllString(msg, "$1--$2") }
 
 // placeholders name a flag's value in the help where its type would say
-// only "string".
+// only "string" (the transports' own flags: see placeholder).
 var placeholders = map[string]string{
-	"gateway": "URL", "api": "URL", "source": "KIND:URL", "token": "TOKEN", "username": "NAME", "password": "PASSWORD",
-	"api-key": "KEY", "token-file": "PATH", "password-file": "PATH", "api-key-file": "PATH",
+	"source": "KIND:URL", "username": "NAME",
 	"control": "PATH", "db": "PATH", "ca-file": "PATH", "session": "ID", "run": "ID", "start": "TEXT", "follow": "ask|auto",
+}
+
+// placeholder names a flag's value in the help: a transport's flag
+// (source.Driver.Flag) takes a URL, a sign-in's flag its secret, named by
+// the secret's last word ("API key": KEY), and its -file flag a PATH.
+func placeholder(flag string) (string, bool) {
+	if p, ok := placeholders[flag]; ok {
+		return p, true
+	}
+	for _, d := range source.Drivers() {
+		if d.Flag != "" && d.Flag == flag {
+			return "URL", true
+		}
+		for _, m := range d.Auth {
+			switch {
+			case m.Flag == "":
+			case flag == m.Flag && m.Secret != "":
+				words := strings.Fields(m.Secret)
+				return strings.ToUpper(words[len(words)-1]), true
+			case flag == m.Flag+"-file":
+				return "PATH", true
+			}
+		}
+	}
+	return "", false
 }
 
 // printFlags lists fs's flags as "--name VALUE" with their use below.
@@ -130,7 +156,7 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		if len(f.Name) == 1 {
 			line = "  -" + f.Name
 		}
-		if p, ok := placeholders[f.Name]; ok && name != "" {
+		if p, ok := placeholder(f.Name); ok && name != "" {
 			name = p
 		}
 		if name != "" {
