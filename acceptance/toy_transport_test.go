@@ -198,7 +198,7 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 		var help bytes.Buffer
 		if code := cli.Main(context.Background(), []string{"watch", "-h"}, strings.NewReader(""), &help, &help); code != 0 ||
 			!strings.Contains(help.String(), "--toy-spell-file") || !strings.Contains(help.String(), "HERALD_TOY_SPELL") ||
-			!strings.Contains(help.String(), "Toy transport URL, or NAME=URL") {
+			!strings.Contains(help.String(), "--toy URL\n        Toy transport URL, or NAME=URL") || !strings.Contains(help.String(), "--toy-spell SPELL") {
 			t.Fatalf("herald watch -h (exit %d) does not offer the toy's flags:\n%s", code, help.String())
 		}
 		for _, tc := range []struct {
