@@ -48,12 +48,7 @@ func wrap(s string, width int) string {
 
 // lowerFirst lowers a name's first letter for use mid-sentence, unless
 // it starts an acronym ("Session token", but "API key").
-func lowerFirst(s string) string {
-	if len(s) > 1 && s[1] >= 'a' && s[1] <= 'z' {
-		return strings.ToLower(s[:1]) + s[1:]
-	}
-	return s
-}
+func lowerFirst(s string) string { return source.MidSentence(s) }
 
 // secretFlag is one secret's flag, file flag and environment variable,
 // as a transport's sign-in mode names them.

@@ -1,5 +1,7 @@
 package source
 
+import "strings"
+
 // Words are what surfaces call a transport's things, for people. A
 // surface words a gateway from its driver's Words, never by its kind.
 type Words struct {
@@ -19,6 +21,20 @@ type Words struct {
 	// it as run_…").
 	IDHint string `json:"id_hint,omitempty"`
 }
+
+// MidSentence is a driver's name or label with its first letter lowered
+// for use mid-sentence, unless it starts an acronym ("Session token",
+// but "API key").
+func MidSentence(s string) string {
+	if len(s) > 1 && s[1] >= 'a' && s[1] <= 'z' {
+		return strings.ToLower(s[:1]) + s[1:]
+	}
+	return s
+}
+
+// SecretWord is the mode's secret as said mid-sentence ("token", "API
+// key"; "" when it needs none).
+func (m AuthMode) SecretWord() string { return MidSentence(m.Secret) }
 
 // GenericWords are the words of a transport that declares none, and of a
 // gateway whose transport is not known.
