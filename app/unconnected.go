@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // A configured gateway Herald could not start (its secret unreadable
@@ -17,7 +18,8 @@ import (
 func (a *App) setUnconnected(g GatewaySettings, err error) {
 	msg := err.Error()
 	if errors.Is(err, ErrNoKeychain) {
-		msg = fmt.Sprintf("its %s could not be read from the system keychain (locked, or none is running): unlock it and press Reconnect, or click Edit and enter the %s again", secretName(g.Auth), secretName(g.Auth))
+		secret := secretWord(g)
+		msg = fmt.Sprintf("its %s could not be read from the system keychain (locked, or none is running): unlock it and press Reconnect, or click Edit and enter the %s again", secret, secret)
 	}
 	a.mu.Lock()
 	if a.unconnected == nil {
@@ -55,14 +57,15 @@ func (a *App) withUnconnected(views []GatewayView, configured []GatewaySettings)
 	return views
 }
 
-func secretName(auth string) string {
-	switch auth {
-	case "password":
-		return "password"
-	case "key":
-		return "API server key"
+// secretWord names g's secret as its sign-in's field does ("token", "API
+// key").
+func secretWord(g GatewaySettings) string {
+	if d, err := source.Lookup(g.Kind); err == nil {
+		if m, err := d.Mode(g.Auth); err == nil && m.HasSecret() {
+			return m.SecretWord()
+		}
 	}
-	return "token"
+	return "secret"
 }
 
 func (a *App) isUnconnected(name string) bool {
