@@ -297,7 +297,8 @@ func printAsk(out *printer, r service.AskResult) error {
 	}
 	where := r.Gateway + "/" + r.Session
 	if r.NewSession {
-		where += " (new session"
+		// "new run" on an API server: the transport's word.
+		where += " (new " + source.WordsOf(r.Transport).Conversation
 		if r.StoredSession != "" {
 			where += " " + r.StoredSession
 		}

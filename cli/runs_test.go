@@ -87,3 +87,22 @@ func TestInterruptedCommandSaysSo(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// TestPrintAskWordsTheTransport: a new conversation is named as its
+// transport names it (an API server's is a run).
+func TestPrintAskWordsTheTransport(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		r    service.AskResult
+		want string
+	}{
+		{service.AskResult{Gateway: "lab", Transport: "ws", Session: "a1", StoredSession: "2026_x", NewSession: true, Status: "streaming"}, "lab/a1 (new session 2026_x): streaming (confirmed by the gateway)\n"},
+		{service.AskResult{Gateway: "api", Transport: "api", Session: "run_1", NewSession: true, Status: "started"}, "api/run_1 (new run): started (confirmed by the gateway)\n"},
+		{service.AskResult{Gateway: "lab", Transport: "ws", Session: "a1", Status: "queued"}, "lab/a1: queued (confirmed by the gateway)\n"},
+	} {
+		var b strings.Builder
+		if err := printAsk(&printer{w: &b}, tc.r); err != nil || b.String() != tc.want {
+			t.Errorf("printAsk(%+v) = %q, %v; want %q", tc.r, b.String(), err, tc.want)
+		}
+	}
+}
