@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/herald-desktop/herald/backend/apiservertest"
+	"github.com/herald-desktop/herald/backend/hermestest"
 )
 
 // TestFollowRunStartedElsewhere: a run started with POST /v1/runs by
@@ -20,6 +21,11 @@ func TestFollowRunStartedElsewhere(t *testing.T) {
 	api := apiservertest.NewServer(apiservertest.Options{})
 	defer api.Close()
 	if err := a.AddGateway(AddGatewayRequest{Name: "runs", Kind: "api", URL: api.URL, Auth: "key", Secret: api.Key()}); err != nil {
+		t.Fatal(err)
+	}
+	dash := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	defer dash.Close()
+	if err := a.AddGateway(AddGatewayRequest{Name: "lab", URL: dash.URL, Auth: "token", Secret: dash.Token()}); err != nil {
 		t.Fatal(err)
 	}
 	p.waitFor(t, "the API server connected", func(f *fakePlatform) bool {
@@ -47,6 +53,7 @@ func TestFollowRunStartedElsewhere(t *testing.T) {
 		{"runs", "  ", "give the run's id"},
 		{"runs", "run 1", "not a run id"},
 		{"nope", run.RunID, "no gateway named"},
+		{"lab", run.RunID, "lab lists its sessions by itself: follow them in Sessions"},
 	} {
 		if err := a.FollowRun(tc.gw, tc.id); err == nil || !strings.Contains(err.Error(), tc.say) {
 			t.Errorf("FollowRun(%q, %q) = %v, want it to say %q", tc.gw, tc.id, err, tc.say)
