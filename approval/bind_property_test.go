@@ -65,10 +65,15 @@ func TestAnswersBoundToWhatWasShown(t *testing.T) {
 type gwApproval struct {
 	id, cmd string
 	session string
+	// shown: delivered to Herald when asked (the link was up).
+	shown bool
 }
 
-// bindWorld is the model: gateways g1 (id-less, FIFO per session) and g2
-// (server requests by id), one link for both, and the inbox under test.
+// bindWorld is the model: gateways g1 (id-less, FIFO per session), g2
+// (server requests by id) and g3 (approval events answered by their queue
+// id, like a newer API server), one link for all, and the inbox under
+// test. g2 and g3 list what waits, by id, when Herald re-attaches
+// (approval.pending, a run's status).
 type bindWorld struct {
 	t    *testing.T
 	rng  *rand.Rand
@@ -136,15 +141,15 @@ func (w *bindWorld) attachAll() {
 
 func (w *bindWorld) step() {
 	sessions := []string{"s1", "s2"}
-	gw := []string{"g1", "g2"}[w.rng.IntN(2)]
+	gw := []string{"g1", "g2", "g3"}[w.rng.IntN(3)]
 	sid := sessions[w.rng.IntN(len(sessions))]
 	q := gw + "/" + sid
 	switch n := w.rng.IntN(100); {
 	case n < 30: // the agent asks
 		a := &gwApproval{cmd: bindCommands[w.rng.IntN(len(bindCommands))], session: sid}
-		if gw == "g2" {
+		if gw != "g1" {
 			w.nextID++
-			a.id = fmt.Sprintf("srq-%d", w.nextID)
+			a.id = fmt.Sprintf("%s-%d", gw, w.nextID)
 			if w.rng.IntN(8) == 0 {
 				// An id still open used again for another command: a
 				// conflict. (Ids are never reused otherwise: the same id
@@ -152,7 +157,10 @@ func (w *bindWorld) step() {
 				for _, k := range w.queueKeys() {
 					list := w.queues[k]
 					for _, x := range list {
-						if x.id != "" && x.cmd != a.cmd {
+						// (g3 lists but never delivers again: it reuses
+						// only ids Herald was shown, or Herald could not
+						// tell the requests apart at all.)
+						if strings.HasPrefix(k, gw+"/") && x.id != "" && x.cmd != a.cmd && (gw != "g3" || x.shown) {
 							a.id = x.id
 						}
 					}
@@ -161,6 +169,7 @@ func (w *bindWorld) step() {
 		}
 		w.queues[q] = append(w.queues[q], a)
 		w.note("%s asks %q %q (link up %v)", q, a.id, a.cmd, w.up)
+		a.shown = w.up
 		if w.up {
 			w.deliver(gw, a)
 		}
@@ -207,6 +216,7 @@ func (w *bindWorld) step() {
 		w.open()
 		if w.up {
 			w.relist()
+			w.list()
 		}
 	default: // a turn ends: only when nothing waits there
 		if gw == "g1" && len(w.queues[q]) == 0 && w.up {
@@ -217,11 +227,33 @@ func (w *bindWorld) step() {
 }
 
 func (w *bindWorld) deliver(gw string, a *gwApproval) {
-	if gw == "g1" {
+	switch gw {
+	case "g1":
 		w.in.Ingest(legacy(gw, a.session, a.cmd, w.clk.Now()))
-		return
+	case "g3":
+		w.in.Ingest(event(gw, a.session, wire.ApprovalRequest, w.clk.Now(), map[string]any{"command": a.cmd, "request_id": a.id, "choices": knownChoices}))
+	default:
+		w.in.Ingest(srq(gw, a.session, a.id, a.cmd, w.clk.Now()))
 	}
-	w.in.Ingest(srq(gw, a.session, a.id, a.cmd, w.clk.Now()))
+}
+
+// list reports, for every session of g2 and g3, what the gateway holds
+// by id (approval.pending; a run's status), as the clients do after a
+// re-attach.
+func (w *bindWorld) list() {
+	for _, gw := range []string{"g2", "g3"} {
+		for _, sid := range []string{"s1", "s2"} {
+			var entries []listedEntry
+			for _, a := range w.queues[gw+"/"+sid] {
+				e := listedEntry{RequestID: a.id, Command: a.cmd}
+				if gw == "g2" {
+					e = listedEntry{ID: a.id, RequestID: "q-" + a.id, Command: a.cmd}
+				}
+				entries = append(entries, e)
+			}
+			w.in.Ingest(listedEv(gw, sid, true, entries...))
+		}
+	}
 }
 
 // reconnect: the id-less gateway cannot replay (Herald says events may be
@@ -240,6 +272,7 @@ func (w *bindWorld) reconnect() {
 			w.in.Ingest(cancel("g2", r.Session, r.RequestID, "not_pending_after_reconnect", w.clk.Now()))
 		}
 	}
+	w.list()
 }
 
 // relist delivers the server requests the gateway holds open (a
@@ -267,7 +300,7 @@ type bindAnswerer struct {
 }
 
 func (a *bindAnswerer) RespondApproval(ctx context.Context, session, choice, requestID string) (int, error) {
-	return a.apply(ctx, session, "", choice)
+	return a.apply(ctx, session, requestID, choice)
 }
 
 func (a *bindAnswerer) RespondServerRequest(ctx context.Context, id, choice string) error {
@@ -290,12 +323,20 @@ func (a *bindAnswerer) apply(ctx context.Context, session, id, choice string) (i
 	// Find what the gateway applies the answer to.
 	var hit *gwApproval
 	var q string
-	if id == "" {
+	switch {
+	case id == "":
 		q = a.gw + "/" + session
 		if len(w.queues[q]) > 0 {
 			hit = w.queues[q][0]
 		}
-	} else {
+	case session != "":
+		// An event-form answer names its session and the queue id in it.
+		for _, x := range w.queues[a.gw+"/"+session] {
+			if x.id == id {
+				hit, q = x, a.gw+"/"+session
+			}
+		}
+	default:
 		for _, k := range w.queueKeys() {
 			list := w.queues[k]
 			for _, x := range list {

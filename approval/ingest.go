@@ -341,10 +341,18 @@ func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
 	}
 	it.toolSeen = true
 	if it.State == StateSentUnknown && (blocked == nil || denied) {
-		// The command ran, or was denied: that is the answer's outcome.
+		// The command ran, or was denied: that is the answer's outcome,
+		// provided this request was the one the id-less answer reached.
 		how := "the command ran (its tool.complete followed)"
 		if denied {
 			how = "the command was denied (its tool.complete said so)"
+		}
+		if it.Unbound != "" && it.Unbound != unboundUnknown {
+			// Answered (deny) while Herald could not prove it was the
+			// session's oldest: the completion may be another request's
+			// with the same command.
+			in.goneUnknownLocked(it, goneDetail("a command like this one "+map[bool]string{true: "was denied", false: "ran"}[denied]+", but Herald cannot tell whether it was this request"), now)
+			return
 		}
 		in.learnedLocked(it, blocked == nil, how, now)
 		return

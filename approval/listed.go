@@ -62,6 +62,10 @@ var (
 	resolvedGoneDetail = goneDetail("it withdrew it as resolved")
 )
 
+// listedConflict is a request's Conflict when a listing shows its id for
+// another command.
+const listedConflict = "the gateway lists this request's id for another command too, so an answer by that id could reach either"
+
 // listing is an approvalsListed payload.
 type listing struct {
 	// SessionID is the session (run) listed; empty means the event's.
@@ -94,25 +98,39 @@ func (in *Inbox) listedLocked(ev wire.Event, now time.Time) {
 		ev.Session = p.SessionID
 	}
 	bySRQ, byQueue := map[string]*listedEntry{}, map[string]*listedEntry{}
+	index := func(m map[string]*listedEntry, id string, e *listedEntry) {
+		if id == "" || len(id) > maxListedID {
+			return
+		}
+		if _, twice := m[id]; twice {
+			e = ambiguous // one id, two entries: it names neither
+		}
+		m[id] = e
+	}
 	for i := range p.Approvals {
 		e := &p.Approvals[i]
-		if len(e.ID) <= maxListedID && e.ID != "" {
-			bySRQ[e.ID] = e
-		}
-		if len(e.RequestID) <= maxListedID && e.RequestID != "" {
-			byQueue[e.RequestID] = e
-		}
+		index(bySRQ, e.ID, e)
+		index(byQueue, e.RequestID, e)
 	}
 	items := in.sortedLocked(func(it *item) bool {
 		same := ev.StoredSession != "" && it.StoredSession == ev.StoredSession || ev.Session != "" && it.Session == ev.Session
-		return same && it.Gateway == ev.Gateway && it.Kind == KindApproval && (it.State == StateSentUnknown || it.State == StatePending && it.restored)
+		return same && it.Gateway == ev.Gateway && it.Kind == KindApproval && it.State.Live()
 	})
 	for _, it := range items {
 		e := listedFor(it, bySRQ, byQueue)
+		if e != nil && (e == ambiguous || !sameListedCommand(it, e)) {
+			// Its id names another command too (or now): an answer by
+			// that id could reach either. Nothing is concluded, and the
+			// request is deny-only. (A command cut for display or never
+			// seen cannot be compared: it is deny-only already.)
+			if it.Command != "" && !it.Truncated && it.Conflict == "" {
+				it.Conflict = listedConflict
+				in.emitLocked(ChangeUpdated, it, now)
+			}
+			continue
+		}
 		switch {
-		case e != nil && !sameListedCommand(it, e):
-			// Its id names another command now: nothing is concluded,
-			// and nothing is widened.
+		case it.State != StateSentUnknown && !(it.State == StatePending && it.restored):
 		case it.State == StateSentUnknown && e != nil && it.Conflict == "":
 			it.State, it.LastError, it.Uncertain = StatePending, listedAgainError, false
 			it.Outcome = Outcome{At: now, Detail: listedAgainDetail}
@@ -137,7 +155,11 @@ func (in *Inbox) goneUnknownLocked(it *item, detail string, now time.Time) {
 	}
 }
 
-// listedFor is the listing's entry naming it by its own id, if any.
+// ambiguous stands for an id that two entries of one listing carry.
+var ambiguous = &listedEntry{}
+
+// listedFor is the listing's entry naming it by its own id, if any
+// (ambiguous when its id names two).
 func listedFor(it *item, bySRQ, byQueue map[string]*listedEntry) *listedEntry {
 	if it.Dialect == DialectServerRequest && it.RequestID != "" {
 		if e := bySRQ[it.RequestID]; e != nil {
@@ -156,12 +178,12 @@ func hasListedID(it *item) bool {
 }
 
 // sameListedCommand reports whether the listed command is the one shown
-// (the log keeps restored commands as sent, older logs masked).
+// (older logs keep restored commands masked).
 func sameListedCommand(it *item, e *listedEntry) bool {
 	if it.Command == "" || len(e.Command) > maxListedCommand {
 		return false
 	}
-	return it.Command == e.Command || it.restored && it.Command == Redact(e.Command)
+	return it.Command == e.Command || it.Command == Redact(e.Command)
 }
 
 // regainLocked gives a restored request back the choices recorded for it
