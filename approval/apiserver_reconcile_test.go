@@ -5,32 +5,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/apiservertest"
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/source"
 )
-
-// apiAnswerer answers through the API server client as the service's
-// source does: "nothing pending" (409) resolved 0.
-type apiAnswerer struct{ c *apiserver.Client }
-
-func (a apiAnswerer) RespondApproval(ctx context.Context, runID, choice, requestID string) (int, error) {
-	err := a.c.RespondApproval(ctx, runID, choice, requestID)
-	if errors.Is(err, apiserver.ErrApprovalNotPending) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return 1, nil
-}
-
-func (apiAnswerer) RespondServerRequest(context.Context, string, string) error {
-	return errors.New("no server requests")
-}
 
 // TestUnknownReconciledOnAPIServer runs the inbox behind the API server
 // client against the fake API server. An answer is written and the link
@@ -62,29 +42,33 @@ func TestUnknownReconciledOnAPIServer(t *testing.T) {
 			srv := apiservertest.NewServer(apiservertest.Options{Dialect: tt.dialect})
 			defer srv.Close()
 			clk := clock.NewFake(t0)
-			var client *apiserver.Client
-			checks := make(chan apiserver.Status, 4096)
+			// The API server source as the service opens it: it is the
+			// inbox's Answerer, as there.
+			checks := make(chan struct{}, 1)
+			var api *apiserver.Source
 			f := newFixture(t, func(o *Options) {
 				o.Clock = clk
-				o.Answerers = func(string) (Answerer, bool) { return apiAnswerer{client}, true }
+				o.Answerers = func(string) (Answerer, bool) { return api, true }
 			})
-			client, err := apiserver.New(apiserver.Config{
-				Name: "api", URL: srv.URL, Key: srv.Key(), Clock: clk, IdleTimeout: 24 * time.Hour,
-				Rand:    func() float64 { return 0.5 },
-				OnEvent: f.in.Ingest,
-				OnStatus: func(s apiserver.Status) {
+			d, err := source.Lookup(string(apiserver.Kind))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := d.Open(source.Config{Name: "api", URL: srv.URL, Secrets: map[string]string{"key": srv.Key()}, Clock: clk},
+				source.Hooks{OnEvent: f.in.Ingest, OnStatus: func(s source.Status) {
 					select {
-					case checks <- s:
+					case checks <- struct{}{}:
 					default:
 					}
 					if s.State == source.StateReconnecting {
 						clk.Advance(s.NextRetry.Sub(clk.Now()))
 					}
-				},
-			})
+				}})
 			if err != nil {
 				t.Fatal(err)
 			}
+			api = src.(*apiserver.Source)
+			client := api.Client()
 			ctx, cancel := context.WithTimeout(context.Background(), guard)
 			defer cancel()
 			go client.Run(ctx)
@@ -103,16 +87,15 @@ func TestUnknownReconciledOnAPIServer(t *testing.T) {
 			if tt.state == StateSentUnknown {
 				// Let one status check happen: it names nothing.
 				for {
+					if s := client.Status(); len(s.Runs) == 1 && !s.Runs[0].NextCheck.IsZero() {
+						break
+					}
 					select {
-					case s := <-checks:
-						if len(s.Runs) == 1 && !s.Runs[0].NextCheck.IsZero() {
-							goto checked
-						}
+					case <-checks:
 					case <-ctx.Done():
 						t.Fatal("no status check")
 					}
 				}
-			checked:
 			} else {
 				f.waitChange(t, "reconciled", func(c Change) bool {
 					return c.Request.Key == key && c.Request.State == tt.state && strings.Contains(c.Request.Outcome.Detail, tt.detail)

@@ -22,44 +22,7 @@ func TestWithGatewayClient(t *testing.T) {
 				t.Parallel()
 				srv := hermestest.NewServer(hermestest.Options{Dialect: d})
 				defer srv.Close()
-				clk := clock.NewFake(t0)
-				connected := make(chan int, 10) // dial count at each connect
-				var client *gateway.Client
-				f := newFixture(t, func(o *Options) {
-					o.Clock = clk
-					o.Answerers = func(string) (Answerer, bool) { return client, true }
-				})
-				client, err := gateway.New(gateway.Config{
-					Name: "gw", URL: srv.URL, Token: srv.Token(), Clock: clk,
-					Rand:    func() float64 { return 0.5 },
-					OnEvent: f.in.Ingest,
-					OnStatus: func(s source.Status) {
-						switch s.State {
-						case source.StateReconnecting:
-							clk.Advance(s.NextRetry.Sub(clk.Now()))
-						case source.StateConnected:
-							connected <- s.Dials
-						}
-					},
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), guard)
-				defer cancel()
-				go client.Run(ctx)
-				waitDials := func(n int) {
-					for {
-						select {
-						case got := <-connected:
-							if got >= n {
-								return
-							}
-						case <-ctx.Done():
-							t.Fatalf("not connected (dial %d)", n)
-						}
-					}
-				}
+				f, client, ctx, waitDials := newGatewayRig(t, srv)
 				waitDials(1)
 				ref, err := client.CreateSession(ctx, nil)
 				if err != nil {
@@ -109,6 +72,52 @@ func TestWithGatewayClient(t *testing.T) {
 					t.Fatalf("request %+v", r)
 				}
 			})
+		}
+	}
+}
+
+// newGatewayRig is the inbox of a new fixture behind a gateway client on a
+// fake clock, running against srv until the test ends; waitDials(n) waits
+// for the client's nth connection (retry waits are skipped).
+func newGatewayRig(t *testing.T, srv *hermestest.Server) (*fixture, *gateway.Client, context.Context, func(int)) {
+	t.Helper()
+	clk := clock.NewFake(t0)
+	connected := make(chan int, 10) // dial count at each connect
+	var client *gateway.Client
+	f := newFixture(t, func(o *Options) {
+		o.Clock = clk
+		o.Answerers = func(string) (Answerer, bool) { return client, true }
+	})
+	client, err := gateway.New(gateway.Config{
+		Name: "gw", URL: srv.URL, Token: srv.Token(), Clock: clk,
+		Rand:    func() float64 { return 0.5 },
+		OnEvent: f.in.Ingest,
+		OnStatus: func(s source.Status) {
+			switch s.State {
+			case source.StateReconnecting:
+				clk.Advance(s.NextRetry.Sub(clk.Now()))
+			case source.StateConnected:
+				connected <- s.Dials
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	t.Cleanup(cancel)
+	go client.Run(ctx)
+	return f, client, ctx, func(n int) {
+		t.Helper()
+		for {
+			select {
+			case got := <-connected:
+				if got >= n {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("not connected (dial %d)", n)
+			}
 		}
 	}
 }

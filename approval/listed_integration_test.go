@@ -1,15 +1,11 @@
 package approval
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/herald-desktop/herald/backend/clock"
-	"github.com/herald-desktop/herald/backend/gateway"
 	"github.com/herald-desktop/herald/backend/hermestest"
-	"github.com/herald-desktop/herald/backend/source"
 )
 
 // TestUnknownReconciledOnReconnect runs the inbox behind the gateway
@@ -38,44 +34,7 @@ func TestUnknownReconciledOnReconnect(t *testing.T) {
 			t.Parallel()
 			srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Requests})
 			defer srv.Close()
-			clk := clock.NewFake(t0)
-			connected := make(chan int, 10)
-			var client *gateway.Client
-			f := newFixture(t, func(o *Options) {
-				o.Clock = clk
-				o.Answerers = func(string) (Answerer, bool) { return client, true }
-			})
-			client, err := gateway.New(gateway.Config{
-				Name: "gw", URL: srv.URL, Token: srv.Token(), Clock: clk,
-				Rand:    func() float64 { return 0.5 },
-				OnEvent: f.in.Ingest,
-				OnStatus: func(s source.Status) {
-					switch s.State {
-					case source.StateReconnecting:
-						clk.Advance(s.NextRetry.Sub(clk.Now()))
-					case source.StateConnected:
-						connected <- s.Dials
-					}
-				},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), guard)
-			defer cancel()
-			go client.Run(ctx)
-			waitDials := func(n int) {
-				for {
-					select {
-					case got := <-connected:
-						if got >= n {
-							return
-						}
-					case <-ctx.Done():
-						t.Fatalf("not connected (dial %d)", n)
-					}
-				}
-			}
+			f, client, ctx, waitDials := newGatewayRig(t, srv)
 			waitDials(1)
 			ref, err := client.CreateSession(ctx, nil)
 			if err != nil {

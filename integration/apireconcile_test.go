@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,27 +12,9 @@ import (
 	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/hermespeer"
 	"github.com/herald-desktop/herald/backend/netfault"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
-
-// apiAnswerer answers through the API server client as the service's
-// source does.
-type apiAnswerer struct{ c *apiserver.Client }
-
-func (a apiAnswerer) RespondApproval(ctx context.Context, runID, choice, requestID string) (int, error) {
-	err := a.c.RespondApproval(ctx, runID, choice, requestID)
-	if errors.Is(err, apiserver.ErrApprovalNotPending) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return 1, nil
-}
-
-func (apiAnswerer) RespondServerRequest(context.Context, string, string) error {
-	return errors.New("no server requests")
-}
 
 // TestAPIAnswerCutAfterWrite: on the real 0.18.2 and 0.19.0 API servers,
 // an approval answer reaches the server and the link (the answer's reply
@@ -59,8 +40,6 @@ func TestAPIAnswerCutAfterWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			var mu sync.Mutex
-			var events []wire.Event
 			changed := make(chan struct{}, 1)
 			poke := func() {
 				select {
@@ -68,22 +47,27 @@ func TestAPIAnswerCutAfterWrite(t *testing.T) {
 				default:
 				}
 			}
-			var client *apiserver.Client
+			// The API server source as the service opens it: it is the
+			// inbox's Answerer, as there.
+			var api *apiserver.Source
 			in := approval.New(approval.Options{Store: approval.NewMemoryStore(),
-				Answerers: func(string) (approval.Answerer, bool) { return apiAnswerer{client}, true },
+				Answerers: func(string) (approval.Answerer, bool) { return api, true },
 				Notify:    func(approval.Change) { poke() }})
 			defer in.Close()
-			client, err = apiserver.New(apiserver.Config{Name: "lab", URL: "http://" + proxy.Addr(), Key: peer.Secret,
-				OnEvent: func(ev wire.Event) {
+			d, err := source.Lookup(string(apiserver.Kind))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := d.Open(source.Config{Name: "lab", URL: "http://" + proxy.Addr(), Secrets: map[string]string{"key": peer.Secret}},
+				source.Hooks{OnEvent: func(ev wire.Event) {
 					in.Ingest(ev)
-					mu.Lock()
-					events = append(events, ev)
-					mu.Unlock()
 					poke()
 				}})
 			if err != nil {
 				t.Fatal(err)
 			}
+			api = src.(*apiserver.Source)
+			client := api.Client()
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			done := make(chan struct{})
