@@ -37,6 +37,8 @@ type toy struct {
 	status   source.Status
 	answers  []string
 	followed []string
+	prompts  []string // session + ": " + text, as asked
+	stopped  []string
 	asked    chan struct{} // closed once the approval is in the inbox
 	got      chan struct{} // closed at the first answer
 }
@@ -55,7 +57,7 @@ func toyDriver(opened chan<- *toy) source.Driver {
 		// Its conversations are spells, which the window names and
 		// follows by id as the toy words them.
 		Words:  source.Words{Conversation: "spell", Interrupted: "Spell broken", Badge: "Toy box", FollowHint: "spell_… cast elsewhere", IDHint: "the toy's log names it"},
-		Offers: source.Offers{FollowByID: true},
+		Offers: source.Offers{FollowByID: true, AskNew: true},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
 			t := &toy{name: cfg.Name, secret: cfg.Secrets["spell"], h: h, asked: make(chan struct{}), got: make(chan struct{})}
 			t.status = source.Status{Gateway: cfg.Name, Kind: string(toyKind), State: source.StateIdle}
@@ -126,6 +128,22 @@ func (t *toy) RespondApproval(_ context.Context, session, choice, _ string) (int
 
 func (t *toy) RespondServerRequest(context.Context, string, string) error { return nil }
 
+// Ask casts a new spell (the toy has no sessions to prompt).
+func (t *toy) Ask(_ context.Context, session, text string) (source.Asked, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.prompts = append(t.prompts, session+": "+text)
+	return source.Asked{Session: "spell_1", NewSession: true, Status: "casting"}, nil
+}
+
+// Stop breaks a spell and confirms it at once.
+func (t *toy) Stop(_ context.Context, id string, _ source.StopWait) (source.Stopped, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = append(t.stopped, id)
+	return source.Stopped{Outcome: "interrupted", Message: "the toy broke spell " + id}, nil
+}
+
 func wait(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
 	select {
@@ -183,6 +201,23 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 		}
 		if st := src.Status(); st.State != source.StateConnected || st.Kind != "toy" {
 			t.Fatalf("status %+v", st)
+		}
+		// herald ask and herald stop reach the toy through its
+		// capabilities (source.Asker, source.Stopper), named by nothing
+		// but the toy itself.
+		out.Reset()
+		if code := cli.Main(ctx, []string{"ask", "--control", ctl, "--gateway", "toybox", "open", "sesame"}, strings.NewReader(""), &out, &errOut); code != 0 || !strings.Contains(out.String(), "spell_1") {
+			t.Fatalf("herald ask: %d %q %q", code, out.String(), errOut.String())
+		}
+		out.Reset()
+		if code := cli.Main(ctx, []string{"stop", "--control", ctl, "toybox/spell_1"}, strings.NewReader(""), &out, &errOut); code != 0 || !strings.Contains(out.String(), "the toy broke spell spell_1") {
+			t.Fatalf("herald stop: %d %q %q", code, out.String(), errOut.String())
+		}
+		tt.mu.Lock()
+		prompts, stopped := slices.Clone(tt.prompts), slices.Clone(tt.stopped)
+		tt.mu.Unlock()
+		if !slices.Equal(prompts, []string{": open sesame"}) || !slices.Equal(stopped, []string{"spell_1"}) {
+			t.Fatalf("the toy was asked %q and stopped %q", prompts, stopped)
 		}
 	})
 
@@ -335,6 +370,14 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 		tt.mu.Unlock()
 		if !slices.Contains(followed, "spell_7") {
 			t.Fatalf("the toy was asked to follow %v", followed)
+		}
+		// The quick prompt and its Stop button reach the toy too.
+		asked, err := w.Ask("toybox", "", "open sesame")
+		if err != nil || asked.Session != "spell_1" || !asked.NewSession {
+			t.Fatalf("the window's quick prompt: %+v %v", asked, err)
+		}
+		if res, err := w.StopRun("toybox", "spell_1"); err != nil || res.Outcome != "interrupted" || !strings.Contains(res.Message, "the toy broke spell spell_1") {
+			t.Fatalf("the window's Stop: %+v %v", res, err)
 		}
 		if err := w.Answer(snap.Approvals[0].Key, "deny", false); err != nil {
 			t.Fatal(err)
