@@ -222,17 +222,22 @@ func (a *App) gatewayIndex(name string) int {
 	return slices.IndexFunc(a.settings.Gateways, func(g GatewaySettings) bool { return g.Name == name })
 }
 
+// gatewaySettings is the configured gateway named name.
+func (a *App) gatewaySettings(name string) (GatewaySettings, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i := slices.IndexFunc(a.settings.Gateways, func(g GatewaySettings) bool { return g.Name == name })
+	if i < 0 {
+		return GatewaySettings{}, false
+	}
+	return a.settings.Gateways[i], true
+}
+
 // GatewayForm returns a configured gateway as the Add/Edit form shows it,
 // without its secret; HasSecret says whether the keychain holds one.
 func (a *App) GatewayForm(name string) (GatewayFormView, error) {
-	a.mu.Lock()
-	i := slices.IndexFunc(a.settings.Gateways, func(g GatewaySettings) bool { return g.Name == name })
-	var g GatewaySettings
-	if i >= 0 {
-		g = a.settings.Gateways[i]
-	}
-	a.mu.Unlock()
-	if i < 0 {
+	g, ok := a.gatewaySettings(name)
+	if !ok {
 		return GatewayFormView{}, fmt.Errorf("no gateway named %q is configured", name)
 	}
 	v := GatewayFormView{AddGatewayRequest: AddGatewayRequest{Name: g.Name, URL: g.URL, Kind: kindOf(g.Kind), Auth: g.Auth, Username: g.Username, CAFile: g.CAFile}}

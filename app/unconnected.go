@@ -3,7 +3,6 @@ package app
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/source"
@@ -79,14 +78,8 @@ func (a *App) isUnconnected(name string) bool {
 // not start (Reconnect on its row): the keychain may be unlocked now, or
 // the CA file back. A failure says again what to do.
 func (a *App) retryUnconnected(name string) error {
-	a.mu.Lock()
-	i := slices.IndexFunc(a.settings.Gateways, func(g GatewaySettings) bool { return g.Name == name })
-	var g GatewaySettings
-	if i >= 0 {
-		g = a.settings.Gateways[i]
-	}
-	a.mu.Unlock()
-	if i < 0 {
+	g, ok := a.gatewaySettings(name)
+	if !ok {
 		a.clearUnconnected(name)
 		return fmt.Errorf("no gateway named %q is configured", name)
 	}
