@@ -137,10 +137,12 @@ func (in *Inbox) listedLocked(ev wire.Event, now time.Time) {
 			in.emitLocked(ChangeUpdated, it, now)
 		case it.State == StateSentUnknown && e == nil && p.Complete && (hasListedID(it) || len(p.Approvals) == 0):
 			in.goneUnknownLocked(it, listedGoneDetail, now)
-		case it.State == StatePending && it.restored && e != nil && it.QueueID != "" && byQueue[it.QueueID] == e && (it.Epoch == "" || it.Epoch == ev.Epoch):
-			// Only by the approval's own queue id, in the same gateway
-			// epoch: a server-request id may come from an old
-			// connection (and a number repeats on the next one).
+		case it.State == StatePending && it.restored && e != nil && it.QueueID != "" && byQueue[it.QueueID] == e && (it.Epoch == "" || it.Epoch == ev.Epoch) &&
+			(it.Dialect != DialectServerRequest || e.ID != "" && e.ID == it.RequestID):
+			// By the approval's own queue id, in the same gateway epoch;
+			// a server request, answered by its request id, only when
+			// listed under that id too (its id may come from an old
+			// connection, and a number repeats on the next one).
 			in.regainLocked(it, e, now)
 		}
 	}

@@ -126,6 +126,8 @@ func TestListedRestoresChoices(t *testing.T) {
 		{"its id listed twice", queued(knownChoices), listedEv("g1", "s1", true, listedEntry{RequestID: "qa", Command: cmd}, listedEntry{RequestID: "qa", Command: "rm -rf ~"}), []string{ChoiceDeny}},
 		{"another session", queued(knownChoices), listedEv("g1", "s2", true, listedEntry{RequestID: "qa", Command: cmd}), []string{ChoiceDeny}},
 		{"server request id only", srq("g1", "s1", "srq-a", cmd, t0), listedEv("g1", "s1", true, listedEntry{ID: "srq-a", Command: cmd}), []string{ChoiceDeny}},
+		{"server request by queue id only", srq("g1", "s1", "srq-a", cmd, t0), listedEv("g1", "s1", true, listedEntry{RequestID: "q-srq-a", Command: cmd}), []string{ChoiceDeny}},
+		{"server request by both ids", srq("g1", "s1", "srq-a", cmd, t0), listedEv("g1", "s1", true, listedEntry{ID: "srq-a", RequestID: "q-srq-a", Command: cmd}), knownChoices},
 		{"id-less", legacy("g1", "s1", cmd, t0), listedEv("g1", "s1", true, listedEntry{RequestID: "qa", Command: cmd}), []string{ChoiceDeny}},
 	}
 	for _, tt := range tests {
@@ -148,8 +150,12 @@ func TestListedRestoresChoices(t *testing.T) {
 			if approvable := slices.Contains(tt.want, "once"); approvable != (err == nil) {
 				t.Fatalf("approve: %v", err)
 			}
+			bound := "qa"
+			if tt.arrive.RequestID != "" {
+				bound = tt.arrive.RequestID // a server request is answered by its own id
+			}
 			for _, s := range r.ans.sent() {
-				if s.choice != ChoiceDeny && s.requestID != "qa" {
+				if s.choice != ChoiceDeny && s.requestID != bound {
 					t.Fatalf("an approval went out unbound: %+v", s)
 				}
 			}
