@@ -5,24 +5,13 @@ import { render } from "svelte/server";
 import QuickPrompt from "./QuickPrompt.svelte";
 import type { Snapshot } from "../lib/types";
 import { dashboard } from "../lib/testdata/transports";
+import { snapshotOf } from "../lib/testdata/snapshot";
 
 function snap(extra: Partial<Snapshot> = {}): Snapshot {
-  return {
-    version: "test",
+  return snapshotOf({
     gateways: [{ name: "demo", url: "http://127.0.0.1:9119", kind: "ws", state: "connected", may_have_missed_events: false, transport: dashboard }],
-    sessions: [],
-    approvals: [],
-    recent: [],
-    notifications_paused: false,
-    secrets_session_only: false,
-    autostart: false,
-    now: "2026-12-03T10:00:00Z",
-    live: [],
-    tray_missing: false,
-    quit_without_tray: false,
-    notify_run_finished: false,
     ...extra,
-  };
+  });
 }
 
 describe("QuickPrompt", () => {

@@ -7,23 +7,13 @@ import Gateways from "./Gateways.svelte";
 import { runKey, stopResults } from "../lib/stopResults.svelte";
 import type { Snapshot } from "../lib/types";
 import { dashboard } from "../lib/testdata/transports";
+import { snapshotOf } from "../lib/testdata/snapshot";
 
 function snap(running: boolean): Snapshot {
-  return {
-    version: "test",
+  return snapshotOf({
     gateways: [{ name: "lab", url: "http://127.0.0.1:9119", kind: "ws", state: "connected", may_have_missed_events: false, transport: dashboard }],
     sessions: [{ gateway: "lab", id: "a1", name: "a1", running, status: running ? "" : "interrupted", updated: "2026-12-03T10:00:00Z" }],
-    approvals: [],
-    recent: [],
-    notifications_paused: false,
-    secrets_session_only: false,
-    autostart: false,
-    now: "2026-12-03T10:00:00Z",
-    live: [],
-    tray_missing: false,
-    quit_without_tray: false,
-    notify_run_finished: false,
-  };
+  });
 }
 
 describe("Stop outcome", () => {
