@@ -307,3 +307,37 @@ func TestWrongTokenAndKey(t *testing.T) {
 		})
 	}
 }
+
+// TestSwappedPorts: the API server's address given to --gateway and the
+// dashboard's given to --api (9119 and 8642 swapped) end herald watch
+// with one line naming the right server and its default port.
+func TestSwappedPorts(t *testing.T) {
+	for _, v := range hermespeer.Versions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range []struct {
+				name string
+				args []string
+				want []string
+			}{
+				{"API server as --gateway", []string{"--gateway", "lab=" + realAPI(t, v).Base, "--token", "some-token-0123456789"},
+					[]string{"lab: ", "has no /api/ws endpoint", "point Herald at the Hermes dashboard (default port 9119)"}},
+				{"dashboard as --api", []string{"--api", "lab=" + realWS(t, v).Base, "--api-key", "some-key-0123456789abcdef"},
+					[]string{"lab: ", "has no /health endpoint", "point Herald at the Hermes API server", "default port 8642"}},
+			} {
+				h := newHerald(t)
+				w := h.watch(nil, c.args...)
+				code := w.Exited()
+				e := strings.TrimSpace(w.Stderr())
+				if code != 1 || strings.Contains(e, "\n") {
+					t.Errorf("%s: exit %d, stderr %q; want 1 and one line", c.name, code, e)
+				}
+				for _, s := range c.want {
+					if !strings.Contains(e, s) {
+						t.Errorf("%s: %q does not say %q", c.name, e, s)
+					}
+				}
+			}
+		})
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // ServerInfo is what GET /health and GET /v1/capabilities said. Every
@@ -98,6 +100,8 @@ func (c *Client) Probe(ctx context.Context) (ServerInfo, error) {
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
 		return info, &ConfigError{Msg: fmt.Sprintf("%s has no /health endpoint: point Herald at the Hermes API server (API_SERVER_ENABLED=true, default port 8642), not the dashboard", c.base)}
+	case errors.As(err, &ae) && source.HTTPSOnly(ae.Status, ae.Message):
+		return info, &ConfigError{Msg: peer.HTTPSOnlyText(c.base.Host)}
 	case err != nil:
 		return info, err
 	}

@@ -340,6 +340,9 @@ func (c *Client) describeDialErr(resp *http.Response, err error, tokenMode, noSe
 		case 404:
 			return &ConfigError{Status: 404, Msg: fmt.Sprintf("%s has no /api/ws endpoint (HTTP 404): point Herald at the Hermes dashboard (default port %s)", c.target.base, DefaultPort)}
 		}
+		if body, _ := io.ReadAll(io.LimitReader(resp.Body, 512)); source.HTTPSOnly(resp.StatusCode, string(body)) {
+			return &ConfigError{Status: resp.StatusCode, Msg: peer.HTTPSOnlyText(c.target.base.Host)}
+		}
 		return fmt.Errorf("the gateway refused the WebSocket upgrade (HTTP %d)", resp.StatusCode)
 	}
 	return describeNetErr(c.target.base.Host, err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 )
 
 // Peer says, for people, what a transport talks to and how to reach it.
@@ -38,12 +39,35 @@ func (p Peer) DescribeNetErr(host string, err error) error {
 		return fmt.Errorf("the TLS certificate of %s is not trusted (%v): add %s's CA certificate (the window: \"CA certificate\" in the gateway's settings; the command line: --ca-file FILE, or SSL_CERT_FILE=FILE)", host, err, p.Name)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%s did not answer in time: %s: %w", host, p.Reach, err)
+	case plainHTTP(err):
+		return fmt.Errorf("%s at %s answers plain http, not https: use an http:// address (on this machine or through an SSH tunnel), or put TLS in front of Hermes", p.Name, host)
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
 		return &DialError{Peer: p, Host: host, Err: op.Err}
 	}
 	return fmt.Errorf("talking to %s at %s failed: %w", p.Name, host, err)
+}
+
+// plainHTTP reports a TLS handshake answered by a plain-HTTP server: the
+// address says https:// (or wss://) and the server does not speak TLS.
+// net/http reports it in words of its own (no type to match).
+func plainHTTP(err error) bool {
+	var rh tls.RecordHeaderError
+	return errors.As(err, &rh) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")
+}
+
+// HTTPSOnly reports an HTTP 400 whose body says the server wanted TLS
+// (Go's "Client sent an HTTP request to an HTTPS server.", nginx's "The
+// plain HTTP request was sent to HTTPS port"): the address says http://
+// and the server speaks https.
+func HTTPSOnly(status int, body string) bool {
+	return status == 400 && strings.Contains(strings.ToLower(body), "https")
+}
+
+// HTTPSOnlyText is the advice for HTTPSOnly: what happened and what to do.
+func (p Peer) HTTPSOnlyText(host string) string {
+	return fmt.Sprintf("%s at %s answers https only: give the address as https://%s", p.Name, host, host)
 }
 
 // DialError means a request never reached the server.

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -45,6 +46,8 @@ func TestDescribeNetErr(t *testing.T) {
 		{"dial", &url.Error{Op: "Get", URL: "http://h/?token=secret", Err: dial}, []string{"cannot reach the test server at h:1", "connection refused", "check the test address"}, true},
 		{"tls", x509.UnknownAuthorityError{}, []string{"TLS certificate of h:1 is not trusted", "add the test server's CA certificate", "--ca-file FILE", "SSL_CERT_FILE", "gateway's settings"}, false},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), []string{"h:1 did not answer in time: check the test address"}, false},
+		{"https to http", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, []string{"the test server at h:1 answers plain http, not https: use an http:// address"}, false},
+		{"https to http (net/http)", &url.Error{Op: "Get", URL: "https://h/?token=secret", Err: errors.New("http: server gave HTTP response to HTTPS client")}, []string{"the test server at h:1 answers plain http, not https", "SSH tunnel"}, false},
 		{"other", errors.New("EOF"), []string{"talking to the test server at h:1 failed: EOF"}, false},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/herald-desktop/herald/backend/apiservertest"
+	"github.com/herald-desktop/herald/backend/hermestest"
+)
+
+// TestNewcomerMistakesEndInOneLine: the mistakes a first-time user makes
+// with addresses (the dashboard's port given to --api and the reverse,
+// http:// for a server that speaks https only) end `herald watch` with
+// exit 1 and one line that says what happened and what to do, instead
+// of a raw error retried forever.
+func TestNewcomerMistakesEndInOneLine(t *testing.T) {
+	t.Parallel()
+	api := apiservertest.NewServer(apiservertest.Options{})
+	t.Cleanup(api.Close)
+	gw := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, Token: "right-token-0123456789"})
+	t.Cleanup(gw.Close)
+	tlsOnly := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(tlsOnly.Close)
+	notHermes := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(notHermes.Close)
+	plainOfTLS := "http://" + strings.TrimPrefix(tlsOnly.URL, "https://")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"a server without /api/ws as --gateway", []string{"--gateway", "lab=" + notHermes.URL, "--token", "t-0123456789"},
+			[]string{"lab: ", "has no /api/ws endpoint", "point Herald at the Hermes dashboard (default port 9119)"}},
+		{"the dashboard's address as --api", []string{"--api", "lab=" + gw.URL, "--api-key", api.Key()},
+			[]string{"lab: ", "has no /health endpoint", "point Herald at the Hermes API server", "8642"}},
+		{"http:// to an https-only gateway", []string{"--gateway", "lab=" + plainOfTLS, "--token", "t-0123456789"},
+			[]string{"lab: the gateway at 127.0.0.1:", "answers https only: give the address as https://127.0.0.1:"}},
+		{"http:// to an https-only API server", []string{"--api", "lab=" + plainOfTLS, "--api-key", api.Key()},
+			[]string{"lab: the API server at 127.0.0.1:", "answers https only: give the address as https://127.0.0.1:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctl := filepath.Join(t.TempDir(), "run", "ctl.sock")
+			out, errOut, code := runBounded(t, append([]string{"watch", "--db", "", "--control", ctl}, tc.args...)...)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1; stdout %q stderr %q", code, out, errOut)
+			}
+			line := strings.TrimSpace(errOut)
+			if strings.Contains(line, "\n") {
+				t.Fatalf("stderr is not one line: %q", errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("stderr %q does not say %q", line, w)
+				}
+			}
+		})
+	}
+}
+
+// TestHTTPSToAPlainServerSaysSo: https:// to a server that speaks plain
+// http is named as that, with what to do, not as Go's TLS error.
+func TestHTTPSToAPlainServerSaysSo(t *testing.T) {
+	t.Parallel()
+	api := apiservertest.NewServer(apiservertest.Options{})
+	t.Cleanup(api.Close)
+	gw := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, Token: "right-token-0123456789"})
+	t.Cleanup(gw.Close)
+	for _, tc := range []struct {
+		name string
+		args []string
+		peer string
+	}{
+		{"gateway", []string{"--gateway", "lab=https://" + strings.TrimPrefix(gw.URL, "http://"), "--token", "right-token-0123456789"}, "the gateway"},
+		{"API server", []string{"--api", "lab=https://" + strings.TrimPrefix(api.URL, "http://"), "--api-key", api.Key()}, "the API server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctl := filepath.Join(t.TempDir(), "run", "ctl.sock")
+			w := startWatch(t, append([]string{"--db", "", "--control", ctl}, tc.args...)...)
+			m := w.waitLine(t, "a status naming plain http", func(m map[string]any) bool {
+				e, _ := field(m, "status", "error").(string)
+				return m["type"] == "status" && e != ""
+			})
+			e := field(m, "status", "error").(string)
+			if !strings.Contains(e, tc.peer+" at 127.0.0.1:") || !strings.Contains(e, "answers plain http, not https: use an http:// address") || strings.Contains(e, "tls:") {
+				t.Errorf("status error %q does not say plainly that the server speaks http", e)
+			}
+		})
+	}
+}
