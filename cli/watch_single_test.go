@@ -40,7 +40,7 @@ func TestSecondWatchDialsNothing(t *testing.T) {
 	resumes := count(srv.Methods(), "session.resume")
 	dials := srv.Dials()
 	_, e, code := run(t, "watch", "--gateway", "lab="+srv.URL, "--token", srv.Token(), "--session", stored, "--control", ctl, "--db", "")
-	if code != 1 || !strings.Contains(e, "another Herald is already running") || strings.Count(strings.TrimSpace(e), "\n") != 0 {
+	if code != 1 || !strings.Contains(e, "another Herald is already running") || !strings.Contains(e, "use that one (`herald pending`") || strings.Count(strings.TrimSpace(e), "\n") != 0 {
 		t.Fatalf("second watch: exit %d stderr %q", code, e)
 	}
 	if srv.Dials() != dials {

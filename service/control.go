@@ -187,7 +187,7 @@ func (s *Service) serveControl(ctx context.Context, path string, uid int) error 
 	default:
 		if c, err := net.Dial("unix", path); err == nil {
 			c.Close()
-			return fmt.Errorf("%w (control socket %s); use it, or stop it first", ErrAlreadyRunning, path)
+			return fmt.Errorf("%w (control socket %s): use that one (`herald pending`, `herald approve`), or quit it first", ErrAlreadyRunning, path)
 		}
 		os.Remove(path) // a stale socket from a crashed run
 	}
@@ -265,7 +265,7 @@ func (s *Service) listenPrivate(path string) (net.Listener, error) {
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		ln.Close()
-		return nil, fmt.Errorf("%w (control socket %s); use it, or stop it first", ErrAlreadyRunning, path)
+		return nil, fmt.Errorf("%w (control socket %s): use that one (`herald pending`, `herald approve`), or quit it first", ErrAlreadyRunning, path)
 	case err != nil:
 		ln.Close()
 		return nil, fmt.Errorf("cannot open the control socket %s: %v", path, err)
