@@ -244,14 +244,18 @@ func cmdAsk(e *env, args []string) error {
 	// may arrive before Ask has returned the session id.
 	var mu sync.Mutex
 	ends := map[string]wire.Event{}
+	asks := map[string][]wire.Event{} // what a turn waits for, by session
 	woke := make(chan struct{}, 1)
 	onEvent := func(ev wire.Event) {
-		if !turnEnd(ev) {
-			return
-		}
 		mu.Lock()
-		if len(ends) < 64 {
+		switch {
+		case turnEnd(ev) && len(ends) < 64:
 			ends[ev.Session] = ev
+		case waitsOnUser(ev) && len(asks) < 64 && len(asks[ev.Session]) < 8:
+			asks[ev.Session] = append(asks[ev.Session], ev)
+		default:
+			mu.Unlock()
+			return
 		}
 		mu.Unlock()
 		select {
@@ -272,10 +276,16 @@ func cmdAsk(e *env, args []string) error {
 	if err := printAsk(out, res); err != nil {
 		return err
 	}
+	word := source.WordsOf(res.Transport).Conversation
 	for {
 		mu.Lock()
 		ev, ok := ends[res.Session]
+		waiting := asks[res.Session]
+		asks[res.Session] = nil
 		mu.Unlock()
+		for _, w := range waiting {
+			printWaiting(out, word, w)
+		}
 		if ok {
 			printEnd(out, ev)
 			return nil
@@ -283,9 +293,64 @@ func cmdAsk(e *env, args []string) error {
 		select {
 		case <-woke:
 		case <-ctx.Done():
-			return fmt.Errorf("no answer within %s; the turn goes on in Hermes: follow it with `herald watch`", *wait)
+			follow := d.followHint(res)
+			if e.ctx.Err() != nil {
+				return fmt.Errorf("stopped waiting; the %s goes on in Hermes: follow it with %s", word, follow)
+			}
+			return fmt.Errorf("no answer within %s; the %s goes on in Hermes: follow it with %s", *wait, word, follow)
 		}
 	}
+}
+
+// waitsOnUser reports an event by which a turn waits on the user: an
+// approval, a question, a password or a secret.
+func waitsOnUser(ev wire.Event) bool {
+	switch ev.Kind {
+	case wire.ClarifyRequest, wire.SudoRequest, wire.SecretRequest:
+		return true
+	}
+	return ev.IsApproval()
+}
+
+// printWaiting says that the asked turn waits on the user, which a direct
+// `herald ask` cannot answer, and where it can be answered.
+func printWaiting(out *printer, word string, ev wire.Event) {
+	if out.json {
+		out.record(jsonRecord{Type: "event", Event: &ev})
+		return
+	}
+	what := "an answer"
+	switch ev.Kind {
+	case wire.ClarifyRequest:
+		what = "an answer to a question"
+		if c, ok := ev.Data.(*wire.ClarifyPayload); ok && c.Question != "" {
+			what += ": " + oneLine(c.Question)
+		}
+	case wire.SudoRequest:
+		what = "a sudo password"
+	case wire.SecretRequest:
+		what = "a secret"
+	}
+	if a, ok := ev.Approval(); ok {
+		what = "an approval"
+		if a.Command != "" {
+			what += " of: " + oneLine(approval.VisibleCommandLine(a.Command))
+		}
+	}
+	out.line("⏸ the %s waits for %s", word, what)
+	out.line("  herald ask cannot answer it: answer it in Hermes, or start `herald watch` first and ask through it (herald ask without --gateway URL or --api URL)")
+}
+
+// followHint is the command that follows the asked session or run.
+func (d *directFlags) followHint(r service.AskResult) string {
+	id := r.StoredSession
+	if id == "" {
+		id = r.Session
+	}
+	if *d.api != "" {
+		return fmt.Sprintf("`herald watch --api %s --run %s`", *d.api, approval.VisibleLine(r.Session))
+	}
+	return fmt.Sprintf("`herald watch --gateway %s --session %s`", *d.gateway, approval.VisibleLine(id))
 }
 
 func turnEnd(ev wire.Event) bool { return wire.IsTurnEnd(ev.Kind) }

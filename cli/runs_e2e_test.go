@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,4 +230,76 @@ func TestWatchPrintsNotices(t *testing.T) {
 			t.Errorf("printed %q, want %q", buf.String(), tc.want)
 		}
 	}
+}
+
+// TestAskDirectSaysWhatATurnWaitsFor: a direct `herald ask` whose turn
+// waits on the user (an approval, a question) says so and where it can be
+// answered instead of waiting in silence; when it stops waiting (its
+// --wait, or Ctrl-C) it names the command that follows the turn.
+func TestAskDirectSaysWhatATurnWaitsFor(t *testing.T) {
+	t.Parallel()
+	gw := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	t.Cleanup(gw.Close)
+	api := apiservertest.NewServer(apiservertest.Options{Dialect: apiservertest.LastEventID})
+	t.Cleanup(api.Close)
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		interrupt bool
+		want      []string
+	}{
+		{"gateway approval", []string{"--gateway", gw.URL, "--token", gw.Token(), "--wait", "1s", "approve-me: rm -rf ./build"}, false,
+			[]string{"⏸ the session waits for an approval of: rm -rf ./build", "herald ask cannot answer it", "no answer within 1s; the session goes on in Hermes: follow it with `herald watch --gateway " + gw.URL + " --session "}},
+		{"API approval", []string{"--api", api.URL, "--api-key", api.Key(), "--wait", "1s", "approve-me: rm -rf ./build"}, false,
+			[]string{"⏸ the run waits for an approval of: rm -rf ./build", "no answer within 1s; the run goes on in Hermes: follow it with `herald watch --api " + api.URL + " --run run_"}},
+		{"Ctrl-C", []string{"--api", api.URL, "--api-key", api.Key(), "approve-me: rm -rf ./build"}, true,
+			[]string{"⏸ the run waits for an approval", "herald ask: stopped waiting; the run goes on in Hermes: follow it with `herald watch --api "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), guard)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, heraldBin, append([]string{"ask"}, tc.args...)...)
+			out := &sayWriter{want: "⏸", said: make(chan struct{})}
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.interrupt {
+				select {
+				case <-out.said:
+				case <-ctx.Done():
+				}
+				cmd.Process.Signal(os.Interrupt)
+			}
+			err := cmd.Wait()
+			if ctx.Err() != nil {
+				t.Fatalf("ask did not end; printed %q", out.String())
+			}
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+				t.Errorf("exit %v, want 1", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("ask printed %q, which does not say %q", out.String(), w)
+				}
+			}
+		})
+	}
+}
+
+// sayWriter is a lockedBuf that closes said once want was written.
+type sayWriter struct {
+	lockedBuf
+	want string
+	said chan struct{}
+	once sync.Once
+}
+
+func (w *sayWriter) Write(p []byte) (int, error) {
+	n, err := w.lockedBuf.Write(p)
+	if strings.Contains(w.String(), w.want) {
+		w.once.Do(func() { close(w.said) })
+	}
+	return n, err
 }
