@@ -191,6 +191,8 @@ func TestMainWithoutADisplay(t *testing.T) {
 		{[]string{"help"}, 0, "Usage:", ""},
 		{[]string{"-h"}, 0, "Usage:", ""},
 		{[]string{"frobnicate"}, 2, "", "unknown command \"frobnicate\"; run `herald help` for the list\n"},
+		{[]string{"wacth"}, 2, "", "unknown command \"wacth\" (did you mean \"watch\"?); run `herald help` for the list\n"},
+		{[]string{"vesion"}, 2, "", "unknown command \"vesion\" (did you mean \"version\"?); run `herald help` for the list\n"},
 		{nil, 1, "", "no graphical display"},
 	}
 	for _, tc := range tests {

@@ -87,7 +87,7 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 		defer stop()
 		return cli.Main(ctx, args, stdin, stdout, stderr)
 	case routeUnknown:
-		fmt.Fprintf(stderr, "herald: unknown command %q; run `herald help` for the list\n", oneLine(args[0], 60))
+		fmt.Fprintf(stderr, "herald: unknown command %q%s; run `herald help` for the list\n", oneLine(args[0], 60), cli.DidYouMean(args[0]))
 		return 2
 	}
 	f, err := parseDesktopFlags(args)

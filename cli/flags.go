@@ -99,7 +99,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		fs.Usage()
 		return err
 	}
-	return usageError{fmt.Sprintf("%s; see `%s --help`", dashDash(err.Error()), fs.Name())}
+	return usageError{fmt.Sprintf("%s; see `%s --help`", flagMessage(fs, err), fs.Name())}
 }
 
 var singleDash = regexp.MustCompile(`(^|[ :])-([A-Za-z][\w-]+)`)

@@ -25,7 +25,11 @@ func TestBadFlagIsOneLine(t *testing.T) {
 		want string
 	}{
 		{[]string{"watch", "--token"}, "herald watch: flag needs an argument: --token; see `herald watch --help`"},
-		{[]string{"watch", "--tokn", "x"}, "herald watch: flag provided but not defined: --tokn; see `herald watch --help`"},
+		{[]string{"watch", "--tokn", "x"}, "herald watch: unknown flag --tokn (did you mean --token?); see `herald watch --help`"},
+		{[]string{"watch", "--gatway", "http://127.0.0.1:9119"}, "herald watch: unknown flag --gatway (did you mean --gateway?); see `herald watch --help`"},
+		{[]string{"ask", "--sesion", "x", "hi"}, "herald ask: unknown flag --sesion (did you mean --session?); see `herald ask --help`"},
+		{[]string{"watch", "--zzzzzz"}, "herald watch: unknown flag --zzzzzz; see `herald watch --help`"},
+		{[]string{"log", "-m", "3"}, "herald log: unknown flag -m; see `herald log --help`"},
 		{[]string{"log", "-n", "many"}, `herald log: invalid value "many" for flag -n: parse error; see ` + "`herald log --help`"},
 		{[]string{"ask", "--wait", "soon", "hi"}, `herald ask: invalid value "soon" for flag --wait: parse error; see ` + "`herald ask --help`"},
 	} {
