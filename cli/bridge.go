@@ -18,9 +18,9 @@ func cmdBridge(e *env, args []string) error {
 		return usageError{"usage: herald bridge install [--write HERMES_HOME | --export DIR] [--fallback builtin|deny] [--no-transport] [--yes]"}
 	}
 	fs := newFlags("bridge install", e)
-	write := fs.String("write", "", "apply the steps to the Hermes profile at this HERMES_HOME on this machine (shows the changes first)")
-	export := fs.String("export", "", "write the plugin's directory (herald/) into this directory, to copy to a Hermes host")
-	fallback := fs.String("fallback", "builtin", "security.approval.transport_fallback: builtin (Hermes' own prompt when no Herald takes a request) or deny")
+	write := fs.String("write", "", "apply the steps to the Hermes profile at this `HERMES_HOME` on this machine (shows the changes first)")
+	export := fs.String("export", "", "write the plugin's directory (herald/) into this `DIR`, to copy to a Hermes host")
+	fallback := fs.String("fallback", "builtin", "what Hermes does when no Herald takes a request (security.approval.transport_fallback), its `MODE`: builtin (Hermes' own prompt) or deny")
 	noTransport := fs.Bool("no-transport", false, "leave security.approval alone (Hermes 0.18/0.19 have no approval transports)")
 	yes := fs.Bool("yes", false, "with --write: apply without asking")
 	if err := fs.Parse(args[1:]); err != nil {
