@@ -87,8 +87,12 @@ func cmdAnswer(e *env, args []string) error {
 		if text == "" {
 			fmt.Fprintln(e.stderr, promptHeader(r))
 			fmt.Fprint(e.stderr, "Answer (a choice number or your own text): ")
-			line, err := bufio.NewReader(e.stdin).ReadString('\n')
-			if err != nil && line == "" {
+			line, err := readLine(e)
+			switch {
+			case e.ctx.Err() != nil:
+				fmt.Fprintln(e.stderr) // end the prompt's line
+				return errors.New("interrupted, nothing was sent")
+			case err != nil && line == "":
 				return errors.New("no answer was typed, so nothing was sent")
 			}
 			text = strings.TrimSpace(line)
@@ -213,6 +217,16 @@ func readUntilDone(ctx context.Context, read func() ([]byte, error), restore fun
 		restore()
 		return nil, ctx.Err()
 	}
+}
+
+// readLine reads one line typed at a prompt, or returns when Ctrl-C ends
+// e.ctx (Herald catches the signal, so the read alone would wait on).
+func readLine(e *env) (string, error) {
+	b, err := readUntilDone(e.ctx, func() ([]byte, error) {
+		line, err := bufio.NewReader(e.stdin).ReadString('\n')
+		return []byte(line), err
+	}, func() {})
+	return string(b), err
 }
 
 // promptHeader says who asks what, on one or a few lines.

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -126,7 +126,11 @@ func writeProfile(e *env, home string, s hermesplugin.Settings, yes bool) error 
 	}
 	if !yes {
 		fmt.Fprintf(e.stdout, "Apply these changes? [y/N] ")
-		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		line, _ := readLine(e)
+		if e.ctx.Err() != nil {
+			fmt.Fprintln(e.stdout)
+			return errors.New("interrupted, nothing changed")
+		}
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 			fmt.Fprintln(e.stdout, "nothing changed")
 			return nil
