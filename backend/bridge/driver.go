@@ -21,6 +21,13 @@ func init() {
 		// It is a plugin's route on a dashboard, whose gateway speaks
 		// "ws": it is followed beside that gateway.
 		Beside: "ws",
+		BesideWords: source.BesideWords{
+			Name:  "Herald bridge",
+			Offer: "Also bring approvals from the Hermes CLI, TUI, cron and messaging (Telegram, Discord, Slack…) on this host",
+			Hint: "Uses this gateway's address and token. Needs the Herald plugin on the Hermes host: run `herald bridge install` there, then restart Hermes. " +
+				"Without the plugin the gateway works as before and its row says the plugin is not installed.",
+			Missing: "plugin not installed on the Hermes host: run `herald bridge install` there, then restart the dashboard (the gateway works without it)",
+		},
 		Auth: []source.AuthMode{
 			{Name: "token", Label: "Dashboard session token", Secret: "Token", Flag: "token", Env: "HERALD_TOKEN",
 				Hint: "The dashboard's session token: start Hermes as `HERMES_DASHBOARD_SESSION_TOKEN=your-token hermes dashboard` and give Herald the same value."},

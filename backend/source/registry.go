@@ -41,6 +41,9 @@ type Driver struct {
 	// beside, on the same server with the same credentials (the Herald
 	// bridge beside a dashboard gateway: `herald watch --bridge`).
 	Beside Kind
+	// BesideWords say, for people, what following this transport beside
+	// a source brings and needs (the window's gateway form and row).
+	BesideWords BesideWords
 	// Auth lists the sign-in modes, the default first. The window's form
 	// offers them; settings store the mode's Name.
 	Auth []AuthMode
@@ -56,6 +59,21 @@ type Driver struct {
 	// Detect, when set, asks the server which sign-in it wants, without
 	// credentials (the window's "Detect sign-in").
 	Detect func(context.Context, Config) (Detected, error)
+}
+
+// BesideWords are what surfaces say about a transport followed beside
+// another source (Driver.Beside), for people; `backquoted` parts are what
+// to type or copy.
+type BesideWords struct {
+	// Name is its short name on the gateway's row ("Herald bridge").
+	Name string `json:"name"`
+	// Offer labels the switch that turns it on, saying what it brings.
+	Offer string `json:"offer"`
+	// Hint says what it needs on the server and what happens without it.
+	Hint string `json:"hint,omitempty"`
+	// Missing is what the gateway's row says while the server does not
+	// serve it (the source's StateConfigError).
+	Missing string `json:"missing,omitempty"`
 }
 
 // Detected is what a server said about itself before signing in.
