@@ -65,6 +65,9 @@ type App struct {
 	// unconnected: configured gateways that could not start, and why
 	// (see unconnected.go).
 	unconnected map[string]string
+	// bridgeProblem: configured gateways whose bridge could not be
+	// added, and why (see bridge.go).
+	bridgeProblem map[string]string
 }
 
 // New builds the App and its service; gateways start on Start.

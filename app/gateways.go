@@ -46,7 +46,7 @@ func (v GatewayView) ofKind(stored string) GatewayView {
 func (a *App) GatewayKinds() []GatewayKind {
 	var out []GatewayKind
 	for _, d := range source.Drivers() {
-		k := GatewayKind{Kind: string(d.Kind), Title: d.Title, Hint: d.Hint, DefaultURL: d.DefaultURL, Detect: d.Detect != nil, Transport: transportOf(d)}
+		k := GatewayKind{Kind: string(d.Kind), Title: d.Title, Hint: d.Hint, DefaultURL: d.DefaultURL, Detect: d.Detect != nil, Transport: transportOf(d), Bridge: bridgeOffer(d)}
 		for _, m := range d.Auth {
 			k.Auth = append(k.Auth, SignIn{Name: m.Name, Label: m.Label, Secret: m.Secret, Username: m.Username, Hint: m.Hint})
 		}
@@ -93,8 +93,16 @@ func (a *App) connect(g GatewaySettings) error {
 	// Only the saved sessions still live on the gateway are resumed: the
 	// service drops the others (NoticeGone, see forgetGone).
 	cfg.Resume = g.Sessions
-	if _, err := a.svc.AddSource(cfg); err != nil {
-		return err
+	cfg.Bridge = g.Bridge // with the gateway's URL, secret and CA file
+	a.clearBridgeProblem(g.Name)
+	if src, err := a.svc.AddSource(cfg); err != nil {
+		if src == nil {
+			return err
+		}
+		// The gateway runs; only its bridge was not added: its row
+		// says why.
+		a.setBridgeProblem(g.Name, err)
+		a.log.Warn(err.Error())
 	}
 	a.clearUnconnected(g.Name)
 	a.applyFollowPolicy(g)
@@ -123,6 +131,12 @@ func (a *App) normalize(req AddGatewayRequest) (GatewaySettings, source.Driver, 
 	g := GatewaySettings{Name: req.Name, URL: strings.TrimSpace(req.URL), Kind: string(d.Kind), Auth: m.Name, CAFile: strings.TrimSpace(req.CAFile)}
 	if m.Username {
 		g.Username = strings.TrimSpace(req.Username)
+	}
+	if req.Bridge {
+		if err := checkBridge(d, m); err != nil {
+			return GatewaySettings{}, d, err
+		}
+		g.Bridge = true
 	}
 	return g, d, nil
 }
@@ -240,7 +254,7 @@ func (a *App) GatewayForm(name string) (GatewayFormView, error) {
 	if !ok {
 		return GatewayFormView{}, fmt.Errorf("no gateway named %q is configured", name)
 	}
-	v := GatewayFormView{AddGatewayRequest: AddGatewayRequest{Name: g.Name, URL: g.URL, Kind: kindOf(g.Kind), Auth: g.Auth, Username: g.Username, CAFile: g.CAFile}}
+	v := GatewayFormView{AddGatewayRequest: AddGatewayRequest{Name: g.Name, URL: g.URL, Kind: kindOf(g.Kind), Auth: g.Auth, Username: g.Username, CAFile: g.CAFile, Bridge: g.Bridge}}
 	if kind, _ := secretOf(g, AddGatewayRequest{}); kind != "" {
 		s, err := a.d.Secrets.Get(g.Name, kind)
 		v.HasSecret = err == nil && s != ""
@@ -293,8 +307,9 @@ func (a *App) EditGateway(oldName string, req AddGatewayRequest) error {
 			a.d.Secrets.Delete(old.Name, k)
 		}
 	}
-	a.svc.Remove(oldName)
+	a.svc.Remove(oldName) // and its bridge: connect adds it again if on
 	a.clearUnconnected(oldName)
+	a.clearBridgeProblem(oldName)
 	err = a.updateSettings(func(s *Settings) {
 		gws := slices.Clone(s.Gateways)
 		if j := slices.IndexFunc(gws, func(x GatewaySettings) bool { return x.Name == oldName }); j >= 0 {
@@ -322,8 +337,9 @@ func (a *App) RemoveGateway(name string) error {
 	if a.gatewayIndex(name) < 0 {
 		return fmt.Errorf("no gateway named %q is configured", name)
 	}
-	a.svc.Remove(name)
+	a.svc.Remove(name) // and its bridge
 	a.clearUnconnected(name)
+	a.clearBridgeProblem(name)
 	for _, k := range secretKinds() {
 		a.d.Secrets.Delete(name, k)
 	}
@@ -338,6 +354,11 @@ func (a *App) RemoveGateway(name string) error {
 func (a *App) Reconnect(name string) error {
 	if a.isUnconnected(name) {
 		return a.retryUnconnected(name) // e.g. the keychain is unlocked now
+	}
+	if g, ok := a.gatewaySettings(name); ok && g.Bridge {
+		if _, ok := a.svc.Source(service.BridgeName(name)); ok {
+			_ = a.svc.Reconnect(service.BridgeName(name)) // its bridge too
+		}
 	}
 	return a.svc.Reconnect(name)
 }

@@ -30,6 +30,10 @@ type GatewaySettings struct {
 	// Follow is what Herald does with sessions other clients drive:
 	// "auto" follows each one found, "ask" (default) offers them.
 	Follow string `json:"follow,omitempty"`
+	// Bridge also follows what rides beside this gateway's kind (the
+	// Herald plugin's route on a dashboard: source.Driver.Beside), with
+	// the gateway's address, secret and CA file.
+	Bridge bool `json:"bridge,omitempty"`
 }
 
 // Settings is Herald's user configuration.

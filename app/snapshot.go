@@ -53,6 +53,20 @@ type GatewayView struct {
 	Version          string `json:"version,omitempty"`
 	// Transport is what the window calls its things and offers on it.
 	Transport Transport `json:"transport"`
+	// Bridge is the state of the gateway's bridge, when it is turned on.
+	Bridge *BridgeView `json:"bridge,omitempty"`
+}
+
+// BridgeView is a gateway's bridge as its row shows it.
+type BridgeView struct {
+	// Name is the bridge's short name ("Herald bridge").
+	Name string `json:"name"`
+	// State is its source state ("connected", "config_error", ...).
+	State string `json:"state"`
+	// Text says the state in plain words; Error is the bridge's own
+	// reason, where Text does not say it.
+	Text  string `json:"text"`
+	Error string `json:"error,omitempty"`
 }
 
 // Transport is a gateway's transport as surfaces word and offer it, from
@@ -128,6 +142,8 @@ type AddGatewayRequest struct {
 	Secret   string `json:"secret,omitempty"`
 	Username string `json:"username,omitempty"`
 	CAFile   string `json:"ca_file,omitempty"`
+	// Bridge also follows the gateway's bridge (GatewayKind.Bridge).
+	Bridge bool `json:"bridge,omitempty"`
 }
 
 // GatewayFormView is a configured gateway for the Edit form: never its
@@ -152,6 +168,16 @@ type GatewayKind struct {
 	Auth []SignIn `json:"auth"`
 	// Transport is what surfaces call its things and offer on it.
 	Transport Transport `json:"transport"`
+	// Bridge, when set, is what can be followed beside a gateway of this
+	// kind with its address and secret (the driver whose Beside it is).
+	Bridge *BridgeOffer `json:"bridge,omitempty"`
+}
+
+// BridgeOffer is a gateway kind's bridge as the form offers it: its words
+// and the kind's sign-ins (SignIn.Name) it works with.
+type BridgeOffer struct {
+	source.BesideWords
+	Auth []string `json:"auth"`
 }
 
 // SignIn is one sign-in of a kind, as its source.AuthMode describes it

@@ -6,6 +6,7 @@ import (
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/approval/surface"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -71,6 +72,11 @@ func (a *App) Snapshot() Snapshot {
 		}.ofKind(g.Kind))
 	}
 	s.Gateways = a.withUnconnected(s.Gateways, st.Gateways)
+	statuses := map[string]source.Status{}
+	for _, g := range v.Gateways {
+		statuses[g.Gateway] = g
+	}
+	s.Gateways = a.withBridges(s.Gateways, statuses, st.Gateways)
 	// A request is worded as its gateway's transport words it (a gateway
 	// since removed: GenericWords).
 	transports := map[string]Transport{}

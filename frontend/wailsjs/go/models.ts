@@ -8,6 +8,7 @@ export namespace app {
 	    secret?: string;
 	    username?: string;
 	    ca_file?: string;
+	    bridge?: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new AddGatewayRequest(source);
@@ -22,6 +23,7 @@ export namespace app {
 	        this.secret = source["secret"];
 	        this.username = source["username"];
 	        this.ca_file = source["ca_file"];
+	        this.bridge = source["bridge"];
 	    }
 	}
 	export class Transport {
@@ -153,6 +155,44 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class BridgeOffer {
+	    name: string;
+	    offer: string;
+	    hint?: string;
+	    missing?: string;
+	    auth: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new BridgeOffer(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.offer = source["offer"];
+	        this.hint = source["hint"];
+	        this.missing = source["missing"];
+	        this.auth = source["auth"];
+	    }
+	}
+	export class BridgeView {
+	    name: string;
+	    state: string;
+	    text: string;
+	    error?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new BridgeView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.state = source["state"];
+	        this.text = source["text"];
+	        this.error = source["error"];
+	    }
+	}
 	export class GatewayFormView {
 	    name: string;
 	    url: string;
@@ -161,6 +201,7 @@ export namespace app {
 	    secret?: string;
 	    username?: string;
 	    ca_file?: string;
+	    bridge?: boolean;
 	    has_secret: boolean;
 	
 	    static createFrom(source: any = {}) {
@@ -176,6 +217,7 @@ export namespace app {
 	        this.secret = source["secret"];
 	        this.username = source["username"];
 	        this.ca_file = source["ca_file"];
+	        this.bridge = source["bridge"];
 	        this.has_secret = source["has_secret"];
 	    }
 	}
@@ -207,6 +249,7 @@ export namespace app {
 	    detect: boolean;
 	    auth: SignIn[];
 	    transport: Transport;
+	    bridge?: BridgeOffer;
 	
 	    static createFrom(source: any = {}) {
 	        return new GatewayKind(source);
@@ -221,6 +264,7 @@ export namespace app {
 	        this.detect = source["detect"];
 	        this.auth = this.convertValues(source["auth"], SignIn);
 	        this.transport = this.convertValues(source["transport"], Transport);
+	        this.bridge = this.convertValues(source["bridge"], BridgeOffer);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -253,6 +297,7 @@ export namespace app {
 	    delivery_evidence?: string;
 	    version?: string;
 	    transport: Transport;
+	    bridge?: BridgeView;
 	
 	    static createFrom(source: any = {}) {
 	        return new GatewayView(source);
@@ -271,6 +316,7 @@ export namespace app {
 	        this.delivery_evidence = source["delivery_evidence"];
 	        this.version = source["version"];
 	        this.transport = this.convertValues(source["transport"], Transport);
+	        this.bridge = this.convertValues(source["bridge"], BridgeView);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
