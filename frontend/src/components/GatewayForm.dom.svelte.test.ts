@@ -130,6 +130,54 @@ describe("GatewayForm (DOM)", () => {
     f.close();
   });
 
+  it("offers the bridge only for kinds a driver rides beside, and sends it", async () => {
+    const f = await open();
+    for (const k of registered) {
+      const radio = f.q<HTMLInputElement>(`input[value="${k.kind}"]`);
+      radio.checked = true;
+      radio.dispatchEvent(new Event("change", { bubbles: true }));
+      flushSync();
+      const offer = f.target.querySelector('[data-testid="bridge-offer"]');
+      expect(!!offer, k.kind).toBe(!!k.bridge);
+      if (!k.bridge) continue;
+      expect(offer!.textContent).toContain(k.bridge.offer);
+      expect([...offer!.querySelectorAll("code")].map((c) => c.textContent)).toContain("herald bridge install");
+    }
+    const k = registered.find((k) => k.bridge)!;
+    const radio = f.q<HTMLInputElement>(`input[value="${k.kind}"]`);
+    radio.checked = true;
+    radio.dispatchEvent(new Event("change", { bubbles: true }));
+    flushSync();
+    const box = f.q<HTMLInputElement>('[data-testid="bridge-offer"] input[type="checkbox"]');
+    expect(box.checked).toBe(false);
+    expect(box.disabled).toBe(!k.bridge!.auth.includes(k.auth[0].name));
+    box.checked = true;
+    box.dispatchEvent(new Event("change", { bubbles: true }));
+    flushSync();
+    f.type('input[placeholder="homelab"]', "lab");
+    f.type('input[type="password"]', "tok");
+    await f.submit();
+    expect(calls.find((c) => c.method === "addGateway")?.args).toEqual([{ name: "lab", url: k.default_url, kind: k.kind, auth: k.auth[0].name, secret: "tok", bridge: true }]);
+    f.close();
+  });
+
+  it("shows the gateway's bridge switch on edit, off where its sign-in cannot carry it", async () => {
+    const k = registered.find((k) => k.bridge)!;
+    const other = k.auth.find((m) => !k.bridge!.auth.includes(m.name))!;
+    for (const [auth, usable] of [[k.bridge!.auth[0], true], [other.name, false]] as const) {
+      bridge.view = { name: "lab", url: "http://h:9119", kind: k.kind, auth, username: "me", has_secret: true, bridge: true };
+      const f = await open({ editing: "lab" });
+      const box = f.q<HTMLInputElement>('[data-testid="bridge-offer"] input[type="checkbox"]');
+      expect([box.checked, box.disabled], auth).toEqual([usable, !usable]);
+      expect(f.q('[data-testid="bridge-offer"]').textContent!.includes("choose that sign-in to turn it on"), auth).toBe(!usable);
+      await f.submit();
+      const edits = calls.filter((c) => c.method === "editGateway");
+      const sent = edits[edits.length - 1].args[1] as AddGatewayRequest;
+      expect(sent.bridge, auth).toBe(usable ? true : undefined);
+      f.close();
+    }
+  });
+
   it("detects the sign-in and asks for what it needs", async () => {
     const f = await open();
     f.type('input[size="40"]', "http://lab:9119");

@@ -66,4 +66,32 @@ describe("Gateways (DOM)", () => {
     if (follow) expect(target.querySelector(".followrun input")!.getAttribute("placeholder")).toBe(transport.follow_hint);
     unmount(view);
   });
+
+  it.each([
+    ["connected", "connected", "", "muted"],
+    ["not installed", "config_error", "", "muted"],
+    ["refused", "auth_failed", "the Hermes dashboard refused Herald's token for the bridge: check the gateway's token", "err"],
+  ])("says the bridge's state (%s) on its gateway's row, plainly", (_, state, error, cls) => {
+    const text = state === "config_error" ? "plugin not installed on the Hermes host: run `herald bridge install` there" : state === "auth_failed" ? "refused" : "connected";
+    const target = document.createElement("div");
+    const g: GatewayView = { name: "lab", url: "", kind: "", state: "connected", may_have_missed_events: false, transport: dashboard, bridge: { name: "Herald bridge", state, text, error } };
+    const view = mount(Gateways, { target, props: { snap: snap(g) } });
+    flushSync();
+    const line = target.querySelector('[data-testid="bridge-lab"]')!;
+    expect(line.textContent).toContain("Herald bridge: ");
+    expect(line.textContent).toContain(text.replace(/`/g, ""));
+    if (error) expect(line.textContent).toContain(error);
+    expect(line.classList.contains(cls)).toBe(true);
+    if (state === "config_error") expect(line.querySelector("code")?.textContent).toBe("herald bridge install");
+    expect(target.querySelector(".gw > .err:not(.bridge)")).toBeNull(); // the gateway itself shows no error
+    unmount(view);
+  });
+
+  it("shows no bridge line for a gateway without one", () => {
+    const target = document.createElement("div");
+    const view = mount(Gateways, { target, props: { snap: snap({ name: "lab", url: "", kind: "", state: "connected", may_have_missed_events: false, transport: dashboard }) } });
+    flushSync();
+    expect(target.querySelector('[data-testid="bridge-lab"]')).toBeNull();
+    unmount(view);
+  });
 });

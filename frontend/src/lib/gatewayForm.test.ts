@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { blankForm, fromView, hintParts, lowerFirst, problem, signIn, toRequest, withAuth, withKind } from "./gatewayForm";
+import { blankForm, bridgeNeeds, bridgeOffer, bridgeUsable, fromView, hintParts, lowerFirst, problem, signIn, toRequest, withAuth, withKind } from "./gatewayForm";
 import type { GatewayKind } from "./types";
 // GatewayKinds as Go sends it, from the registered drivers (a Go test keeps
 // this copy current): the form is tested against the real transports.
@@ -108,6 +108,45 @@ describe("fromView", () => {
   });
   it("reads a gateway saved without a kind as the default transport's", () => {
     expect(fromView(kinds, { name: "lab", url: "http://h:9119", auth: "token", has_secret: true }).kind).toBe(kinds[0].kind);
+  });
+});
+
+describe("bridge", () => {
+  // The kinds some driver rides beside, as Go says (none is named here).
+  const withBridge = kinds.filter((k) => k.bridge);
+  it("is offered only for kinds a driver rides beside, off by default", () => {
+    expect(withBridge.length).toBeGreaterThan(0);
+    for (const k of kinds) {
+      const f = blankForm(kinds, k.kind);
+      expect(f.bridge).toBe(false);
+      expect(bridgeOffer(kinds, f)).toBe(k.bridge);
+    }
+    expect(bridgeOffer(withToy, blankForm(withToy, "toy"))).toBeUndefined();
+  });
+  it("is sent only when on, offered and usable with the sign-in", () => {
+    for (const k of kinds) {
+      for (const m of k.auth) {
+        const f = { ...blankForm(kinds, k.kind), name: "lab", auth: m.name, secret: "s", bridge: true };
+        const usable = !!k.bridge?.auth.includes(m.name);
+        expect(bridgeUsable(kinds, f), `${k.kind}/${m.name}`).toBe(usable);
+        expect(toRequest(kinds, f).bridge, `${k.kind}/${m.name}`).toBe(usable ? true : undefined);
+        expect(toRequest(kinds, { ...f, bridge: false })).not.toHaveProperty("bridge");
+        expect(bridgeNeeds(kinds, f) === "", `${k.kind}/${m.name}`).toBe(usable || !k.bridge);
+      }
+    }
+  });
+  it("says which sign-in it needs", () => {
+    const k = withBridge[0];
+    const other = k.auth.find((m) => !k.bridge!.auth.includes(m.name))!;
+    const need = k.auth.find((m) => k.bridge!.auth.includes(m.name))!;
+    expect(bridgeNeeds(kinds, { ...blankForm(kinds, k.kind), auth: other.name })).toBe(
+      `The ${k.bridge!.name} signs in with the gateway's ${lowerFirst(need.label)}: choose that sign-in to turn it on.`,
+    );
+  });
+  it("an edit starts with the gateway's switch", () => {
+    const k = withBridge[0];
+    expect(fromView(kinds, { name: "lab", url: "http://h:9119", kind: k.kind, auth: k.bridge!.auth[0], has_secret: true, bridge: true }).bridge).toBe(true);
+    expect(fromView(kinds, { name: "lab", url: "http://h:9119", kind: k.kind, auth: k.bridge!.auth[0], has_secret: true }).bridge).toBe(false);
   });
 });
 

@@ -3,7 +3,7 @@
 // form is, and what is sent (only the secret the sign-in needs; an empty
 // secret on edit keeps the stored one). Everything about a kind comes from
 // its Go driver through GatewayKinds: the form knows no kind by name.
-import type { AddGatewayRequest, GatewayFormView, GatewayKind, SignIn } from "./types";
+import type { AddGatewayRequest, BridgeOffer, GatewayFormView, GatewayKind, SignIn } from "./types";
 
 export interface FormState {
   name: string;
@@ -15,6 +15,8 @@ export interface FormState {
   secret: string;
   username: string;
   ca_file: string;
+  /** Also follow the gateway's bridge (offered where GatewayKind.bridge). */
+  bridge: boolean;
 }
 
 /** The kind named, or undefined when no driver has that name. */
@@ -31,7 +33,28 @@ export function signIn(kinds: GatewayKind[], f: FormState): SignIn | undefined {
  *  named). */
 export function blankForm(kinds: GatewayKind[], kind = kinds[0]?.kind ?? ""): FormState {
   const k = kindNamed(kinds, kind);
-  return { name: "", kind, url: k?.default_url ?? "", auth: k?.auth[0]?.name ?? "", secret: "", username: "", ca_file: "" };
+  return { name: "", kind, url: k?.default_url ?? "", auth: k?.auth[0]?.name ?? "", secret: "", username: "", ca_file: "", bridge: false };
+}
+
+/** What the form offers beside a gateway of the form's kind (its bridge,
+ *  from the driver that rides beside it), or undefined. */
+export function bridgeOffer(kinds: GatewayKind[], f: FormState): BridgeOffer | undefined {
+  return kindNamed(kinds, f.kind)?.bridge;
+}
+
+/** Whether the bridge can be turned on with the form's sign-in (it signs
+ *  in with the gateway's secret). */
+export function bridgeUsable(kinds: GatewayKind[], f: FormState): boolean {
+  return bridgeOffer(kinds, f)?.auth.includes(f.auth) ?? false;
+}
+
+/** Why the bridge cannot be turned on with this sign-in, or "". */
+export function bridgeNeeds(kinds: GatewayKind[], f: FormState): string {
+  const o = bridgeOffer(kinds, f);
+  if (!o || bridgeUsable(kinds, f)) return "";
+  const k = kindNamed(kinds, f.kind);
+  const labels = o.auth.map((n) => lowerFirst(k?.auth.find((m) => m.name === n)?.label ?? n));
+  return `The ${o.name} signs in with the gateway's ${labels.join(" or ")}: choose that sign-in to turn it on.`;
 }
 
 /** Switch the kind: the sign-in must be one the kind offers, and an
@@ -53,7 +76,7 @@ export function withAuth(f: FormState, auth: string): FormState {
 /** A configured gateway as the Edit form starts (secret blank). */
 export function fromView(kinds: GatewayKind[], v: GatewayFormView): FormState {
   const kind = v.kind || kinds[0]?.kind || "";
-  return { ...blankForm(kinds, kind), name: v.name, url: v.url, auth: v.auth, username: v.username ?? "", ca_file: v.ca_file ?? "" };
+  return { ...blankForm(kinds, kind), name: v.name, url: v.url, auth: v.auth, username: v.username ?? "", ca_file: v.ca_file ?? "", bridge: !!v.bridge };
 }
 
 /** A name as it reads mid-sentence: "Session token" becomes "session
@@ -83,6 +106,7 @@ export function toRequest(kinds: GatewayKind[], f: FormState): AddGatewayRequest
   const m = signIn(kinds, f);
   if (m?.username) req.username = f.username.trim();
   if (m?.secret && f.secret !== "") req.secret = f.secret; // "" on edit: keep the stored one
+  if (f.bridge && bridgeUsable(kinds, f)) req.bridge = true; // only where it is offered
   return req;
 }
 

@@ -28,6 +28,7 @@ export type SessionView = Data<service.SessionView>;
 export type AddGatewayRequest = Data<app.AddGatewayRequest>;
 export type GatewayFormView = Data<app.GatewayFormView>;
 export type GatewayKind = Data<app.GatewayKind>;
+export type BridgeOffer = Data<app.BridgeOffer>;
 /** What a gateway's transport calls its things and offers, from its
  *  driver: the window never decides by the kind. */
 export type Transport = Data<app.Transport>;
