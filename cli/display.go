@@ -36,8 +36,10 @@ func approvalBlock(r approval.Request, waiting int) []string {
 	d := r.Display()
 	id := service.ShortKey(r.Key)
 	lines := []string{"", fmt.Sprintf("┏ APPROVAL %s  %s / %s", id, d.Gateway, d.Session)}
-	for _, l := range strings.Split(d.Command, "\n") {
-		lines = append(lines, "┃ "+l)
+	if d.Command != "" { // unseen: the description says why there is none
+		for _, l := range strings.Split(d.Command, "\n") {
+			lines = append(lines, "┃ "+l)
+		}
 	}
 	if d.Markers {
 		lines = append(lines, "┃ ⚠ the command holds control, invisible, direction-changing or look-alike characters: they are shown as ␛ and ⟦…⟧")
@@ -51,12 +53,32 @@ func approvalBlock(r approval.Request, waiting int) []string {
 	if r.Uncertain && r.Outcome.Detail != "" {
 		lines = append(lines, "┃ may still be pending: "+approval.VisibleLine(r.Outcome.Detail))
 	}
-	keys := "keys: o once, s session, a always, d deny (+ Enter)"
+	keys := "keys: " + choiceKeys(r.Choices) + " (+ Enter)"
 	if waiting > 1 {
-		keys = fmt.Sprintf("%d approvals are waiting: type the key and this id, e.g. \"o %s\"", waiting, id)
+		eg := "d"
+		if len(r.Choices) > 0 && r.Choices[0] != "" {
+			eg = r.Choices[0][:1]
+		}
+		keys = fmt.Sprintf("%d approvals are waiting: type the key and this id, e.g. \"%s %s\"", waiting, eg, id)
 	}
-	lines = append(lines, fmt.Sprintf("┗ [%s]  %s; expires %s", strings.Join(r.Choices, "/"), keys, r.ExpiresAt.Local().Format("15:04:05")))
+	expires := "expiry unknown"
+	if d.ExpiryKnown {
+		expires = "expires " + r.ExpiresAt.Local().Format("15:04:05")
+	}
+	lines = append(lines, fmt.Sprintf("┗ [%s]  %s; %s", strings.Join(r.Choices, "/"), keys, expires))
 	return lines
+}
+
+// choiceKeys names the keys of the choices offered, and only those: a
+// deny-only approval is "d deny".
+func choiceKeys(choices []string) string {
+	var ks []string
+	for _, c := range choices {
+		if c != "" {
+			ks = append(ks, c[:1]+" "+c)
+		}
+	}
+	return strings.Join(ks, ", ")
 }
 
 // pendingLine is one request in `herald pending` and the `p` key: the
@@ -221,7 +243,7 @@ func (k *keys) handle(ctx context.Context, l string) bool {
 		}
 		return false
 	case choice == "":
-		k.out.line("Keys: o once, s session, a always (asks to confirm), d deny, each + Enter; add the id when several are waiting (\"o 1a2b3c4d\"); a question: its choice number, or t YOUR ANSWER; p pending; q quit.")
+		k.out.line("Keys: o once, s session, a always (asks to confirm), d deny, each + Enter; add the id when several are waiting (\"o 1a2b3c4d\"); a question: its choice number, or t YOUR ANSWER; p pending; sessions, follow ID, unfollow ID, take ID: the gateways' sessions; q quit.")
 		return false
 	}
 	if id == "" {

@@ -473,3 +473,54 @@ func TestHostileGatewayApprovesOnlyWhatWasDisplayed(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalBlockOffersOnlyItsChoices: the keys line names the keys of
+// the choices offered and no others (a deny-only approval says "d deny"),
+// an approval whose command Herald never saw shows no empty command line
+// and says its expiry is unknown.
+func TestApprovalBlockOffersOnlyItsChoices(t *testing.T) {
+	t.Parallel()
+	all := approval.Request{Key: "lab/ev/s/1.1", Gateway: "lab", Session: "s", Command: "rm -rf ./build", Kind: approval.KindApproval,
+		Choices: []string{"once", "session", "always", "deny"}, ReceivedAt: t0, ExpiresAt: t0.Add(5 * time.Minute), State: approval.StatePending}
+	unseen := all
+	unseen.Command, unseen.Description, unseen.Choices = "", "Herald cannot show the command", []string{"deny"}
+	for _, tc := range []struct {
+		name      string
+		r         approval.Request
+		waiting   int
+		want, not []string
+	}{
+		{"every choice", all, 1, []string{"[once/session/always/deny]  keys: o once, s session, a always, d deny (+ Enter); expires " + t0.Add(5*time.Minute).Local().Format("15:04:05")}, nil},
+		{"deny only, unseen", unseen, 1, []string{"[deny]  keys: d deny (+ Enter); expiry unknown", "┃ Herald cannot show the command"}, []string{"o once", "┃ \n", "expires "}},
+		{"deny only, several waiting", unseen, 2, []string{`2 approvals are waiting: type the key and this id, e.g. "d `}, []string{`"o `}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			block := strings.Join(approvalBlock(tc.r, tc.waiting), "\n") + "\n"
+			for _, w := range tc.want {
+				if !strings.Contains(block, w) {
+					t.Errorf("block lacks %q:\n%s", w, block)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(block, n) {
+					t.Errorf("block has %q:\n%s", n, block)
+				}
+			}
+		})
+	}
+}
+
+// TestUnknownKeyListsEveryCommand: a line watch does not know lists every
+// key and command watch takes, the session commands included.
+func TestUnknownKeyListsEveryCommand(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{"help", "x", "?"} {
+		got := newKeysFixture().press(t, line)
+		for _, w := range []string{"o once", "s session", "a always", "d deny", "t YOUR ANSWER", "p pending", "sessions", "follow ID", "unfollow ID", "take ID", "q quit"} {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q: %q does not name %q", line, got, w)
+			}
+		}
+	}
+}
