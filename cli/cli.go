@@ -185,15 +185,23 @@ func cmdLog(e *env, args []string) error {
 	fs := newFlags("log", e)
 	ctl := controlFlag(fs)
 	db := fs.String("db", defaultDB(), "approval history file (used when no Herald is running)")
-	n := fs.Int("n", 50, "show the newest N entries")
-	asJSON := fs.Bool("json", false, "print JSON")
+	n := fs.Int("n", 50, "show the newest N requests (with --all or --json: entries)")
+	all := fs.Bool("all", false, "every change of every request (arrived, answering, resolved), not one line per request")
+	asJSON := fs.Bool("json", false, "print JSON (every entry, as with --all)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *asJSON {
+		*all = true
+	}
+	limit := *n
+	if !*all && limit > 0 {
+		limit *= entriesPerRequest // enough entries for N requests
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 	defer cancel()
 	var entries []service.LogEntry
-	resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "log", Limit: *n})
+	resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "log", Limit: limit})
 	switch {
 	case err == nil:
 		entries = resp.Log
@@ -207,7 +215,7 @@ func cmdLog(e *env, args []string) error {
 			return err
 		}
 		defer st.Close()
-		es, err := st.List(approval.Filter{Limit: *n})
+		es, err := st.List(approval.Filter{Limit: limit})
 		if err != nil {
 			return err
 		}
@@ -232,10 +240,56 @@ func cmdLog(e *env, args []string) error {
 		fmt.Fprintln(e.stdout, "No approval history yet: no request has reached Herald.")
 		return nil
 	}
+	if !*all {
+		entries = onePerRequest(entries)
+		if *n > 0 && len(entries) > *n {
+			entries = entries[len(entries)-*n:]
+		}
+	}
 	for _, en := range entries {
 		fmt.Fprintln(e.stdout, logLine(en))
 	}
 	return nil
+}
+
+// entriesPerRequest is how many history entries `herald log -n N` reads
+// for each of the N requests it shows: a request's changes (arrived,
+// answering, resolved; an update or two) rarely reach it.
+const entriesPerRequest = 8
+
+// onePerRequest keeps each request's latest entry, which carries its
+// outcome, in the order of those entries (oldest first), with the
+// command, session name and question of an earlier entry where the latest
+// one has none: one "resolved once" line per request, not three of which
+// one reads "pending". Entries without a request key stay as they are.
+func onePerRequest(es []service.LogEntry) []service.LogEntry {
+	latest := map[string]int{}
+	known := map[string]service.LogEntry{} // per request, the first of each field given
+	for i, e := range es {
+		latest[e.Key] = i
+		k := known[e.Key]
+		if k.Command == "" {
+			k.Command, k.MaskedCommand = e.Command, e.MaskedCommand
+		}
+		k.SessionName = firstNonEmpty(k.SessionName, e.SessionName)
+		k.Question = firstNonEmpty(k.Question, e.Question)
+		known[e.Key] = k
+	}
+	var out []service.LogEntry
+	for i, e := range es {
+		if e.Key != "" && latest[e.Key] != i {
+			continue
+		}
+		if k := known[e.Key]; e.Key != "" {
+			if e.Command == "" {
+				e.Command, e.MaskedCommand = k.Command, k.MaskedCommand
+			}
+			e.SessionName = firstNonEmpty(e.SessionName, k.SessionName)
+			e.Question = firstNonEmpty(e.Question, k.Question)
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func defaultDB() string {

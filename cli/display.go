@@ -114,7 +114,11 @@ func pendingLine(r approval.Request, now time.Time) string {
 // logLine is one audit entry in `herald log`: the command as it ran.
 func logLine(le service.LogEntry) string {
 	en := le.Entry
-	s := fmt.Sprintf("%s  %s  %-10s %-9s", en.At.Local().Format("2006-01-02 15:04:05"), service.ShortKey(en.Key), approval.VisibleLine(en.Gateway), en.State)
+	state := string(en.State)
+	if en.State == approval.StatePending {
+		state = "waiting" // for an answer: "pending" read as unanswered
+	}
+	s := fmt.Sprintf("%s  %s  %-10s %-9s", en.At.Local().Format("2006-01-02 15:04:05"), service.ShortKey(en.Key), approval.VisibleLine(en.Gateway), state)
 	if le.SessionName != "" {
 		s += "  session “" + approval.VisibleLine(le.SessionName) + "”"
 	}

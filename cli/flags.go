@@ -43,8 +43,8 @@ password or key ends watch with one line saying which flag to fix.`,
 		examples: "  herald approve 514845d4 once\n  herald approve 514845d4 always --yes-always"},
 	"answer": {usage: "answer [flags] ID [TEXT | CHOICE-NUMBER]", about: "Answers a question, or a sudo password or secret request (typed with echo off,\nnever taken from the command line).",
 		examples: "  herald answer 7c1e02aa 2\n  herald answer 7c1e02aa staging please\n  herald answer 9d0b41f3            # a password: typed with echo off\n  herald answer 9d0b41f3 --decline"},
-	"log": {usage: "log [flags]", about: "Prints the approval history: from the running Herald, or from the history file\nwhen none runs.",
-		examples: "  herald log\n  herald log -n 200 --json"},
+	"log": {usage: "log [flags]", about: "Prints the approval history, one line per request with its outcome: from the\nrunning Herald, or from the history file when none runs.",
+		examples: "  herald log\n  herald log --all -n 200    # every change of every request\n  herald log -n 200 --json"},
 	"stop": {usage: "stop [flags] [ID]", about: `Stops a run: interrupts a Hermes session's turn (session.interrupt) or stops
 an API-server run (POST /v1/runs/ID/stop), and returns once the gateway
 confirms. ID is a session or run id (or a unique prefix, or GATEWAY/ID).
