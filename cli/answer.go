@@ -231,7 +231,7 @@ func readLine(e *env) (string, error) {
 
 // promptHeader says who asks what, on one or a few lines.
 func promptHeader(r approval.Request) string {
-	who := fmt.Sprintf("%s / %s", approval.VisibleLine(r.Gateway), approval.VisibleLine(r.Session))
+	who := fmt.Sprintf("%s / %s", approval.VisibleLine(r.Gateway), sessionOf(r))
 	switch r.Kind {
 	case approval.KindSudo:
 		s := "Gateway " + who + " asks for the sudo password of the machine Hermes runs on"

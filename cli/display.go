@@ -81,6 +81,13 @@ func choiceKeys(choices []string) string {
 	return strings.Join(ks, ", ")
 }
 
+// sessionOf is r's session as every line of the terminal names it, and
+// as the window does: approval.SessionName (its stored id, else a short
+// runtime id), made visible.
+func sessionOf(r approval.Request) string {
+	return approval.VisibleLine(approval.SessionName("", r.StoredSession, r.Session))
+}
+
 // pendingLine is one request in `herald pending` and the `p` key: the
 // whole command on one line (the terminal wraps it).
 func pendingLine(r approval.Request, now time.Time) string {
@@ -107,7 +114,7 @@ func pendingLine(r approval.Request, now time.Time) string {
 	if r.State == approval.StateSentUnknown {
 		flag = fmt.Sprintf(" (%s %s)", approval.VisibleLine(r.Outcome.Choice), approval.UnknownDetail)
 	}
-	return fmt.Sprintf("%s  %-10s %s  %s  [%s] expires in %s%s", service.ShortKey(r.Key), approval.VisibleLine(r.Gateway), approval.VisibleLine(r.Session),
+	return fmt.Sprintf("%s  %-10s %s  %s  [%s] expires in %s%s", service.ShortKey(r.Key), approval.VisibleLine(r.Gateway), sessionOf(r),
 		approval.VisibleCommandLine(r.Command), strings.Join(r.Choices, "/"), left, flag)
 }
 

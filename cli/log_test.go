@@ -3,8 +3,10 @@ package cli
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/wire"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -51,6 +53,47 @@ func TestLogIsOneLinePerRequest(t *testing.T) {
 			for i, w := range tc.want {
 				if l := logLine(got[i]); !strings.Contains(l, w) {
 					t.Errorf("line %d %q lacks %q", i, l, w)
+				}
+			}
+		})
+	}
+}
+
+// TestOneSessionNameOnEveryLine: the watch feed, an approval's block, a
+// question's block, `pending` and a prompt's header name a session alike
+// (approval.SessionName): its stored id, else a short runtime id ("run
+// 0129590f" for an API run, never "run_0129").
+func TestOneSessionNameOnEveryLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, stored, live, want string
+	}{
+		{"dashboard session", "20261203_191047_bc46cf", "644a578b", "20261203_191047_bc46cf"},
+		{"API run", "", "run_0129590fab734db4b17ca4033a83db08", "run 0129590f"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ap := approval.Request{Key: "lab/ev/x/1", Gateway: "lab", Session: tc.live, StoredSession: tc.stored, Command: "rm -rf ./build", Kind: approval.KindApproval,
+				Choices: []string{"once", "deny"}, ReceivedAt: t0, ExpiresAt: t0.Add(time.Minute), State: approval.StatePending}
+			q := ap
+			q.Key, q.Kind, q.Command, q.Question, q.Choices = "lab/clarify/1", approval.KindClarify, "", "Deploy?", []string{"yes", "no"}
+			var feed strings.Builder
+			printEvent(&printer{w: &feed}, wire.Event{Gateway: "lab", Session: tc.live, StoredSession: tc.stored, Kind: wire.ToolStart, Data: &wire.ToolStartPayload{Name: "terminal"}})
+			var qb strings.Builder
+			printPrompt(&printer{w: &qb}, "1", approval.Change{Kind: approval.ChangeArrived, Request: q})
+			for what, text := range map[string]string{
+				"feed":           feed.String(),
+				"approval block": strings.Join(approvalBlock(ap, 1), "\n"),
+				"question block": qb.String(),
+				"pending":        pendingLine(ap, t0),
+				"pending prompt": pendingLine(q, t0),
+				"prompt header":  promptHeader(q),
+			} {
+				if !strings.Contains(text, tc.want) {
+					t.Errorf("%s %q does not name the session %q", what, text, tc.want)
+				}
+				if tc.stored == "" && strings.Contains(text, "run_0129 ") {
+					t.Errorf("%s %q cuts the run id", what, text)
 				}
 			}
 		})

@@ -21,7 +21,7 @@ func printPrompt(out *printer, id string, c approval.Change) {
 		out.line("! %s %s prompt from %s cannot be answered from Herald: %s", id, r.Kind, approval.VisibleLine(r.Gateway), approval.VisibleLine(r.Outcome.Error))
 	case c.Kind == approval.ChangeArrived:
 		out.line("")
-		out.line("┏ %s %s  %s / %s", strings.ToUpper(string(r.Kind)), id, approval.VisibleLine(r.Gateway), approval.VisibleLine(r.Session))
+		out.line("┏ %s %s  %s / %s", strings.ToUpper(string(r.Kind)), id, approval.VisibleLine(r.Gateway), sessionOf(r))
 		switch r.Kind {
 		case approval.KindClarify:
 			out.line("┃ %s", approval.VisibleLine(r.Question))
@@ -160,6 +160,6 @@ func promptPendingLine(r approval.Request, now time.Time) string {
 	case approval.KindSecret:
 		what = "secret " + approval.VisibleLine(r.EnvVar) + ": " + approval.VisibleLine(r.Prompt)
 	}
-	return service.ShortKey(r.Key) + "  " + approval.VisibleLine(r.Gateway) + "  " + approval.VisibleLine(r.Session) + "  " + string(r.Kind) + ": " + what +
+	return service.ShortKey(r.Key) + "  " + approval.VisibleLine(r.Gateway) + "  " + sessionOf(r) + "  " + string(r.Kind) + ": " + what +
 		"  (herald answer " + service.ShortKey(r.Key) + ") expires in " + r.ExpiresAt.Sub(now).Round(time.Second).String()
 }

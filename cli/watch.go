@@ -684,8 +684,7 @@ func printEvent(out *printer, ev wire.Event) {
 	if printNotice(out, ev) {
 		return
 	}
-	sid, _ := approval.Truncate(ev.Session, 8)
-	where := approval.VisibleLine(ev.Gateway) + "/" + approval.VisibleLine(sid)
+	where := approval.VisibleLine(ev.Gateway) + "/" + approval.VisibleLine(approval.SessionName("", ev.StoredSession, ev.Session))
 	v := approval.VisibleLine
 	switch d := ev.Data.(type) {
 	case *wire.ToolStartPayload:
