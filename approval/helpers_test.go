@@ -78,7 +78,7 @@ type fixture struct {
 	changes chan Change
 }
 
-func newFixture(t *testing.T, tweak func(*Options)) *fixture {
+func newFixture(t testing.TB, tweak func(*Options)) *fixture {
 	t.Helper()
 	f := &fixture{
 		clk:     clock.NewFake(t0),

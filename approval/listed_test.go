@@ -2,6 +2,7 @@ package approval
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -160,5 +161,30 @@ func TestListedRestoresChoices(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkListingFullInbox: one listing of the most a client passes on
+// (512 entries, each an id-less mismatch or a listed id) against a
+// gateway's inbox at its bound of open requests (DefaultMaxPending, all in
+// the listed session, every answer's outcome unknown). A listing arrives
+// once per session per re-attach; this is its cost.
+func BenchmarkListingFullInbox(b *testing.B) {
+	f := newFixture(b, func(o *Options) { o.Notify = func(Change) {} })
+	f.ans["g1"].set(0, lostAfterWrite, nil)
+	for i := range DefaultMaxPending {
+		id := fmt.Sprintf("srq-%d", i)
+		f.in.Ingest(srq("g1", "s1", id, "rm -rf ./"+id, t0))
+		_ = f.in.Answer(ctx, f.in.Pending()[i].Key, "deny", "tray", false)
+	}
+	var entries []listedEntry
+	for i := range maxListed {
+		entries = append(entries, listedEntry{ID: fmt.Sprintf("srq-%d", i+DefaultMaxPending/2), RequestID: fmt.Sprintf("q-%d", i), Command: "rm -rf ./elsewhere"})
+	}
+	ev := listedEv("g1", "s1", true, entries...)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		f.in.Ingest(ev)
 	}
 }
