@@ -115,6 +115,7 @@ func TestAPIAnswerCutAfterWrite(t *testing.T) {
 			})
 			proxy.Cut()
 			proxy.ReleaseReplies()
+			cut := time.Now()
 			var ue *approval.UnknownOutcomeError
 			if err := <-answered; !errors.As(err, &ue) {
 				t.Fatalf("answer cut after the write: %v, want an unknown outcome", err)
@@ -140,7 +141,7 @@ func TestAPIAnswerCutAfterWrite(t *testing.T) {
 			if err != nil || st.Status != "completed" || !strings.HasPrefix(st.Output, "approved: git reset --hard HEAD") {
 				t.Fatalf("the real run: %+v %v (the server took the answer)", st, err)
 			}
-			t.Logf("%s: status after the cut %q (last_event %q); settled %s: %s", v, st.Status, st.LastEvent, r.State, r.Outcome.Detail)
+			t.Logf("%s: settled %s %v after the cut (the run's status then %q, last_event %q): %s", v, r.State, time.Since(cut).Round(time.Millisecond), st.Status, st.LastEvent, r.Outcome.Detail)
 		})
 	}
 }
