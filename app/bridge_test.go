@@ -113,8 +113,8 @@ func TestGatewayBridgeInTheWindow(t *testing.T) {
 		{name: "refused", plugin: "other", state: source.StateAuthFailed, text: "refused", why: "token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			d := newDashboard(t, tc.plugin) // closed after the app
 			a, p, _, settingsPath := emptyDesktop(t)
-			d := newDashboard(t, tc.plugin)
 			tok := d.gw.Token()
 			req := AddGatewayRequest{Name: "lab", Kind: kind, URL: d.URL, Auth: "token", Secret: tok, Bridge: true}
 			if err := a.AddGateway(req); err != nil {
@@ -292,4 +292,29 @@ func TestGatewayBridgeComesBackAfterARestart(t *testing.T) {
 		row, _ := gatewayIn(f.last, "lab")
 		return row.Bridge != nil && row.Bridge.State == string(source.StateConnected)
 	})
+}
+
+// TestGatewayBridgeNameTaken: a bridge added earlier as a gateway of its
+// own under the name the switch would use stays a gateway; the switch's
+// bridge is not started and the row says why, the gateway runs.
+func TestGatewayBridgeNameTaken(t *testing.T) {
+	kind, b := beside(t)
+	d := newDashboard(t, "same") // closed after the app (cleanups run last first)
+	a, p, _, _ := emptyDesktop(t)
+	tok := d.gw.Token()
+	if err := a.AddGateway(AddGatewayRequest{Name: service.BridgeName("lab"), Kind: string(b.Kind), URL: d.URL, Auth: "token", Secret: tok}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AddGateway(AddGatewayRequest{Name: "lab", Kind: kind, URL: d.URL, Auth: "token", Secret: tok, Bridge: true}); err != nil {
+		t.Fatal(err)
+	}
+	var row GatewayView
+	p.waitFor(t, "both rows", func(f *fakePlatform) bool {
+		row, _ = gatewayIn(f.last, "lab")
+		own, ok := gatewayIn(f.last, service.BridgeName("lab"))
+		return row.State == "connected" && ok && own.State == "connected"
+	})
+	if row.Bridge == nil || row.Bridge.Text != "not started" || !strings.Contains(row.Bridge.Error, "already configured") {
+		t.Fatalf("bridge %+v", row.Bridge)
+	}
 }
