@@ -29,6 +29,9 @@ import (
 
 const (
 	gwName = "hermes"
+	// sessionTitle is the title the followed session gets: its one name
+	// on every surface (and in the README's screenshots).
+	sessionTitle = "Nightly backup check"
 	// step bounds every single wait of a scenario; a scenario as a whole
 	// stays well under a minute when nothing is wrong.
 	step = 30 * time.Second
@@ -79,6 +82,7 @@ func TestDesktop(t *testing.T) {
 	if err := os.MkdirAll(art, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	docs := newDocShooter(art)
 	base := t.TempDir()
 	if os.Getenv("HERALD_E2E_KEEP") == "1" {
 		if base, err = os.MkdirTemp("", "herald-e2e-"); err != nil {
@@ -304,6 +308,8 @@ func TestDesktop(t *testing.T) {
 		if tray == nil || win == "" {
 			t.Skip("no tray or window")
 		}
+		// The session is titled first: the README shows this approval.
+		name := h.titled(stored, sessionTitle)
 		t0 := time.Now()
 		cmd := "rm -rf ./build/cache"
 		srq, choice, key := h.request(cmd)
@@ -326,9 +332,15 @@ func TestDesktop(t *testing.T) {
 		h.waitScreen(win, "the pending approval sheet", "10-pending.png", func(s screen) bool {
 			return s.exact[colCommand] >= 4000 && s.exact[colPrimary] >= 1500 && s.exact[colDanger] >= 800
 		})
+		shown := since(t0)
 		e.screenshot("root", filepath.Join(art, "10-pending-screen.png"))
 		h.ocr("10-pending.png", []string{"Waiting for you", "Allow once", "Deny"}, []string{cmd})
+		// The sheet names the session as the card, the panel and the
+		// quick prompt do: the README's picture of Herald.
+		h.sheetNames(win, "10-pending-names.png", name, live, stored)
+		docs.shot(t, "10-pending-names.png", "docs/screenshot.png")
 
+		t1 := time.Now() // reading the screenshots took seconds: not the user's time
 		h.pressUntilAnswered(win, key, "o")
 		h.waitChoice(choice, srq, cmd, "once")
 		h.waitResolved(key, "once", "window")
@@ -343,9 +355,11 @@ func TestDesktop(t *testing.T) {
 		h.waitScreen(win, "the confirmed outcome", "11-confirmed.png", func(s screen) bool {
 			return s.exact[colCommand] >= 4000 && s.blue < 1000 && s.red < 300
 		})
+		confirmed := since(t1)
 		e.screenshot("root", filepath.Join(art, "11-confirmed-screen.png"))
 		h.ocr("11-confirmed.png", []string{"confirmed by the gateway", "from window"}, []string{cmd})
-		sum.add("C window", fmt.Sprintf("answered %q with the o key in the window in %s; notification withdrawn", "once", since(t0)))
+		docs.shot(t, "11-confirmed.png", "docs/screenshots/approval.png")
+		sum.add("C window", fmt.Sprintf("sheet shown %s after the request; answered %q with the o key, confirmed on the sheet %s after the press; notification withdrawn", shown, "once", confirmed))
 	})
 
 	// The window scrolled (a long Sessions list, wheeled down) when an
@@ -430,27 +444,8 @@ func TestDesktop(t *testing.T) {
 		if win == "" {
 			t.Skip("no window")
 		}
-		const title = "Nightly backup check"
-		if err := srv.SetTitle(live, title); err != nil {
-			t.Fatal(err)
-		}
-		// The one name the app gives the session (its title, else its
-		// short id), as the control socket reports it.
-		var name string
-		h.waitView(step, "the gateway listing the session's title", func(v *service.View) bool {
-			for _, g := range v.Live {
-				for _, s := range g.Sessions {
-					if g.Gateway == gwName && s.ID == live && s.DisplayName() == title {
-						name = strings.ToLower(v.Names().Of(gwName, live, stored, ""))
-						return true
-					}
-				}
-			}
-			return false
-		})
-		if name != strings.ToLower(title) {
-			t.Fatalf("the app names the session %q, want its title %q", name, title)
-		}
+		const title = sessionTitle
+		name := h.titled(stored, title)
 		// Back to the top of the left pane (the last scenario scrolled it).
 		e.run(10*time.Second, "xdotool", "mousemove", "--window", win, "200", "300", "click", "--repeat", "30", "--delay", "30", "4")
 		words := h.waitWords(win, "30-names.png", func(text string) bool { return strings.Count(text, name) >= 3 })
@@ -510,6 +505,7 @@ func TestDesktop(t *testing.T) {
 		if _, _, ok := hist.find("session"); !ok {
 			t.Errorf("the History has no Session column (see 31-history.png)")
 		}
+		docs.shot(t, "31-history.png", "docs/screenshots/history.png")
 		names := hist.phrase(name)
 		rows := 0
 		for i, w := range hist.text {
@@ -555,7 +551,7 @@ func TestDesktop(t *testing.T) {
 		noteGone := func(s screen) bool { return s.exact[colAttention] <= before+50 }
 		h.waitScreen(win, "the no-tray notice", "20-no-tray.png", noteShown)
 		h.ocr("20-no-tray.png", []string{"No tray on this desktop", "quit Herald", "Got"}, []string{"gnome-shell-extension-appindicator"})
-		docShot(t, art, "20-no-tray.png", "no-tray.png")
+		docs.shot(t, "20-no-tray.png", "docs/screenshots/no-tray.png")
 
 		// Closing the window keeps Herald running: its window process
 		// ends, Herald does not.
@@ -809,7 +805,142 @@ func TestDesktop(t *testing.T) {
 		h3.closeToExit(w3)
 		sum.add("D no tray quit", fmt.Sprintf("restarted without a tray host: notice shown, quit chosen and notice dismissed, closing quit Herald (exit 0); started again, notice still dismissed and closing quit again, in %s", since(t0)))
 	})
+
+	// The first run: Herald started with no settings at all (a config
+	// directory of its own, empty) welcomes, says what it does, which
+	// gateway to add on which port and how to try it without Hermes; its
+	// "Add gateway" opens the form. Last, when every other Herald is gone
+	// (a second one would hand over to it), with a tray host again.
+	t.Run("first run", func(t *testing.T) {
+		if !herald.exited() {
+			herald.stop(5 * time.Second)
+		}
+		if !e.hasOwner(watcherName) {
+			if err := requestName(fakes, watcherName); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t0 := time.Now()
+		cfg := e.dir("config-first-run")
+		h4 := *h
+		h4.t = t
+		h4.herald = e.start("herald-first-run", launch.bin, startOpts{
+			args: launch.args,
+			env:  e.childEnv("HERALD_CONFIG_DIR="+cfg, "GSETTINGS_BACKEND=memory", "NO_AT_BRIDGE=1"),
+			dir:  base,
+		})
+		defer h4.herald.stop(5 * time.Second)
+		w := h4.window()
+		// The welcome's "Add gateway" is the one primary (blue) button.
+		img := h4.waitScreen(w, "the welcome", "40-first-run.png", func(s screen) bool { return s.exact[colPrimary] >= 1500 })
+		welcome := func(text string) bool {
+			return strings.Contains(text, "welcome to herald") && strings.Contains(text, "dashboard gateway") && strings.Contains(text, "port 9119") &&
+				strings.Contains(text, "api server") && strings.Contains(text, "herald watch") && strings.Contains(text, "demo")
+		}
+		ws := h4.waitWords(w, "40-first-run.png", welcome)
+		text := strings.Join(ws.text, " ")
+		for _, absent := range []string{"quick prompt", "no approvals are waiting"} {
+			if strings.Contains(text, absent) {
+				t.Errorf("the first run shows %q (see 40-first-run.png)", absent)
+			}
+		}
+		docs.shot(t, "40-first-run.png", "docs/screenshots/first-run.png")
+		// Its button (white on blue, which tesseract does not read): the
+		// primary colour under the header, where the active tab's border
+		// is.
+		at, n := colourCentre(img, colPrimary, 60)
+		if n < 1500 {
+			h4.fatalf("no primary button under the header in 40-first-run.png (%d pixels)", n)
+		}
+		if _, err := e.run(10*time.Second, "xdotool", "mousemove", "--window", w, strconv.Itoa(at.X), strconv.Itoa(at.Y), "click", "1"); err != nil {
+			t.Fatal(err)
+		}
+		h4.waitWords(w, "41-first-run-form.png", func(text string) bool {
+			return !strings.Contains(text, "welcome to herald") && strings.Contains(text, "sign-in") && strings.Contains(text, "dashboard gateway")
+		})
+		sum.add("H first run", fmt.Sprintf("empty settings: the welcome read (dashboard gateway on port 9119, API server, herald watch --demo), no quick prompt; its Add gateway opened the form; %s after exec", since(t0)))
+	})
+	docs.missing(t)
 	sum.add("total", since(total))
+}
+
+// colourCentre is the centre of the pixels of colour rgb at or below y
+// minY (a button's face), and how many there are.
+func colourCentre(img image.Image, rgb uint32, minY int) (image.Point, int) {
+	var sum image.Point
+	n := 0
+	b := img.Bounds()
+	for y := max(b.Min.Y, minY); y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if (r>>8)<<16|(g>>8)<<8|bl>>8 == rgb {
+				sum = sum.Add(image.Pt(x, y))
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return image.Point{}, 0
+	}
+	return sum.Div(n), n
+}
+
+// titled gives the followed session a title on the gateway and waits
+// until the app names it by it (its one name on every surface). It
+// returns the name in lower case, as tesseract reads it.
+func (h *harness) titled(stored, title string) string {
+	h.t.Helper()
+	if err := h.srv.SetTitle(h.live, title); err != nil {
+		h.t.Fatal(err)
+	}
+	// The name the app gives the session (its title, else its short
+	// id), as the control socket reports it.
+	var name string
+	h.waitView(step, "the gateway listing the session's title", func(v *service.View) bool {
+		for _, g := range v.Live {
+			for _, s := range g.Sessions {
+				if g.Gateway == gwName && s.ID == h.live && s.DisplayName() == title {
+					name = strings.ToLower(v.Names().Of(gwName, h.live, stored, ""))
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if name != strings.ToLower(title) {
+		h.t.Fatalf("the app names the session %q, want its title %q", name, title)
+	}
+	return name
+}
+
+// sheetNames reads the window (artifacts/file) until the session's name
+// shows on the approval sheet (the right pane) as in the left pane (the
+// card, the panel, the quick prompt), and checks that none of its ids
+// shows.
+func (h *harness) sheetNames(win, file, name string, ids ...string) {
+	h.t.Helper()
+	ws := h.waitWords(win, file, func(text string) bool { return strings.Count(text, name) >= 3 })
+	gx, _, ok := ws.find("gateways")
+	if !ok {
+		h.fatalf("no Gateways heading read in %s", file)
+	}
+	var sheet, left int
+	for _, p := range ws.phrase(name) {
+		if p.X > gx+300 {
+			sheet++
+		} else {
+			left++
+		}
+	}
+	if sheet == 0 || left == 0 {
+		h.t.Errorf("the session's name %q read %d times on the sheet and %d times left of it, want both (see %s)", name, sheet, left, file)
+	}
+	flat := strings.Join(ws.text, " ")
+	for _, id := range ids {
+		if strings.Contains(flat, strings.ToLower(id)) {
+			h.t.Errorf("the window shows the session's id %s beside its name (see %s)", id, file)
+		}
+	}
 }
 
 // clickUntil reads the window (artifacts/name) until a word starting with
@@ -855,31 +986,6 @@ func (h *harness) closeToExit(win string) {
 		h.e.run(10*time.Second, "xdotool", "mousemove", "--window", win, "700", "720", "click", "1")
 	}
 	h.fatalf("closing the window without a tray did not quit Herald (processes %v)", groupMembers(h.herald.cmd.Process.Pid))
-}
-
-// docShot refreshes docs/screenshots/doc from the artifact name when
-// HERALD_E2E_DOCS=1 (how the README's screenshots are taken); the README
-// must link it either way.
-func docShot(t *testing.T, art, name, doc string) {
-	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), "(docs/screenshots/"+doc+")") {
-		t.Errorf("README.md does not link docs/screenshots/%s", doc)
-	}
-	if os.Getenv("HERALD_E2E_DOCS") != "1" {
-		return
-	}
-	b, err := os.ReadFile(filepath.Join(art, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("..", "docs", "screenshots", doc), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("docs/screenshots/%s refreshed from %s", doc, name)
 }
 
 // harness bundles what the scenarios share.

@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// docShots are the README's screenshots, by their path in the repository:
+// TestDesktop takes every one (docShooter.shot), and with HERALD_E2E_DOCS=1
+// copies it there. The README links each, and links no other image under
+// docs/ (a picture nobody retakes goes stale).
+var docShots = []string{
+	"docs/screenshot.png",            // the hero: a pending approval, its session named as on the card
+	"docs/screenshots/first-run.png", // no gateway yet: the welcome
+	"docs/screenshots/approval.png",  // an approval answered in the window, confirmed by the gateway
+	"docs/screenshots/no-tray.png",   // no tray host: the notice
+	"docs/screenshots/history.png",   // the History, one row per request, by session name
+}
+
+// readmeImages are the links to images under docs/ in the README.
+var readmeImages = regexp.MustCompile(`\((docs/[^)\s]+\.(?:png|jpg|gif|svg))\)`)
+
+func TestREADMELinksEveryDocShot(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var linked []string
+	for _, m := range readmeImages.FindAllStringSubmatch(string(readme), -1) {
+		linked = append(linked, m[1])
+	}
+	for _, doc := range docShots {
+		if !slices.Contains(linked, doc) {
+			t.Errorf("README.md does not link %s, which the desktop e2e takes", doc)
+		}
+		if _, err := os.Stat(filepath.Join("..", doc)); err != nil {
+			t.Errorf("%s: %v (HERALD_E2E_DOCS=1 e2e/run.sh takes it)", doc, err)
+		}
+	}
+	for _, l := range linked {
+		if !slices.Contains(docShots, l) {
+			t.Errorf("README.md links %s, which no e2e scenario takes (add it to docShots and take it)", l)
+		}
+	}
+}
+
+// docShooter copies the README's screenshots from the artifacts when
+// HERALD_E2E_DOCS=1, and says which were not taken.
+type docShooter struct {
+	art string
+	mu  sync.Mutex
+	got map[string]bool
+}
+
+func newDocShooter(art string) *docShooter { return &docShooter{art: art, got: map[string]bool{}} }
+
+func docsRefresh() bool { return os.Getenv("HERALD_E2E_DOCS") == "1" }
+
+// shot takes artifacts/name as doc (one of docShots).
+func (d *docShooter) shot(t *testing.T, name, doc string) {
+	t.Helper()
+	if !slices.Contains(docShots, doc) {
+		t.Fatalf("%s is not one of the README's screenshots (docShots)", doc)
+	}
+	d.mu.Lock()
+	d.got[doc] = true
+	d.mu.Unlock()
+	if !docsRefresh() {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(d.art, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("..", doc), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s refreshed from %s", doc, name)
+}
+
+// missing fails for each of docShots no scenario took.
+func (d *docShooter) missing(t *testing.T) {
+	t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, doc := range docShots {
+		if !d.got[doc] {
+			if docsRefresh() {
+				t.Errorf("%s was not refreshed: the scenario that takes it failed or was skipped (see above)", doc)
+			} else {
+				t.Logf("%s not taken: its scenario failed or was skipped", doc)
+			}
+		}
+	}
+}
