@@ -46,7 +46,7 @@ func (v GatewayView) ofKind(stored string) GatewayView {
 func (a *App) GatewayKinds() []GatewayKind {
 	var out []GatewayKind
 	for _, d := range source.Drivers() {
-		k := GatewayKind{Kind: string(d.Kind), Title: d.Title, Hint: d.Hint, DefaultURL: d.DefaultURL, Detect: d.Detect != nil, Transport: transportOf(d), Bridge: bridgeOffer(d)}
+		k := GatewayKind{Kind: string(d.Kind), Title: d.Title, Hint: d.Hint, DefaultURL: d.DefaultURL, Detect: d.Detect != nil, Transport: transportOf(d), Bridge: bridgeOffer(d), Beside: d.Beside != ""}
 		for _, m := range d.Auth {
 			k.Auth = append(k.Auth, SignIn{Name: m.Name, Label: m.Label, Secret: m.Secret, Username: m.Username, Hint: m.Hint})
 		}

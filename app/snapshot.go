@@ -171,6 +171,10 @@ type GatewayKind struct {
 	// Bridge, when set, is what can be followed beside a gateway of this
 	// kind with its address and secret (the driver whose Beside it is).
 	Bridge *BridgeOffer `json:"bridge,omitempty"`
+	// Beside: this kind rides beside another's gateway, as that
+	// gateway's switch (Bridge). The Add form does not offer it on its
+	// own; a gateway added as this kind before still edits as one.
+	Beside bool `json:"beside,omitempty"`
 }
 
 // BridgeOffer is a gateway kind's bridge as the form offers it: its words

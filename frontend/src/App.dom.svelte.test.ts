@@ -61,6 +61,11 @@ describe("App first run (DOM)", () => {
     const text = w!.textContent!.replace(/\s+/g, " ");
     expect(text).toContain("approval");
     for (const k of registered) {
+      if (k.beside) {
+        // A gateway's switch (the bridge), not a kind to start with.
+        expect(text).not.toContain(k.title);
+        continue;
+      }
       expect(text).toContain(k.title);
       expect(text).toContain(k.hint);
       const usual = k.auth[0];
@@ -87,7 +92,7 @@ describe("App first run (DOM)", () => {
     expect(form).not.toBeNull();
     // The form offers the same kinds.
     const offered = [...form!.querySelectorAll('input[name="kind"]')].map((i) => (i as HTMLInputElement).value);
-    expect(offered).toEqual(registered.map((k) => k.kind));
+    expect(offered).toEqual(registered.filter((k) => !k.beside).map((k) => k.kind));
     expect(t.querySelector('[data-testid="welcome"]')).toBeNull();
   });
 

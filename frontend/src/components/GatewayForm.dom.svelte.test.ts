@@ -75,14 +75,31 @@ beforeEach(() => {
 });
 
 describe("GatewayForm (DOM)", () => {
-  it("offers every registered kind, the default checked, and nothing else", async () => {
+  it("offers every registered kind that stands on its own, the default checked, and nothing else", async () => {
     const f = await open();
     const radios = [...f.target.querySelectorAll<HTMLInputElement>('input[type="radio"]')];
-    expect(radios.map((r) => r.value)).toEqual(registered.map((k) => k.kind));
+    const own = registered.filter((k) => !k.beside);
+    expect(own.length).toBeLessThan(registered.length); // the bridge is a gateway's switch, not a kind to add
+    expect(radios.map((r) => r.value)).toEqual(own.map((k) => k.kind));
     expect(radios[0].checked).toBe(true);
-    for (const k of registered) expect(f.target.textContent).toContain(`${k.title} — ${k.hint}`);
+    for (const k of own) expect(f.target.textContent).toContain(`${k.title} — ${k.hint}`);
     expect(f.q<HTMLInputElement>('input[size="40"]').value).toBe(registered[0].default_url);
     f.close();
+  });
+
+  it("edits a gateway added as a kind that rides beside, offering its own kind", async () => {
+    const b = registered.find((k) => k.beside)!;
+    const before = bridge.view;
+    bridge.view = { name: "old-bridge", kind: b.kind, url: b.default_url, auth: b.auth[0].name, has_secret: true };
+    try {
+      const f = await open({ editing: "old-bridge" });
+      const radios = [...f.target.querySelectorAll<HTMLInputElement>('input[type="radio"]')];
+      expect(radios.map((r) => r.value)).toContain(b.kind);
+      expect(radios.find((r) => r.value === b.kind)!.checked).toBe(true);
+      f.close();
+    } finally {
+      bridge.view = before;
+    }
   });
 
   it("says where the token comes from, with what to type as code", async () => {
@@ -132,7 +149,7 @@ describe("GatewayForm (DOM)", () => {
 
   it("offers the bridge only for kinds a driver rides beside, and sends it", async () => {
     const f = await open();
-    for (const k of registered) {
+    for (const k of registered.filter((k) => !k.beside)) {
       const radio = f.q<HTMLInputElement>(`input[value="${k.kind}"]`);
       radio.checked = true;
       radio.dispatchEvent(new Event("change", { bubbles: true }));

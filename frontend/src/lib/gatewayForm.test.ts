@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { blankForm, bridgeNeeds, bridgeOffer, bridgeUsable, fromView, hintParts, lowerFirst, problem, signIn, toRequest, withAuth, withKind } from "./gatewayForm";
+import { blankForm, offeredKinds, bridgeNeeds, bridgeOffer, bridgeUsable, fromView, hintParts, lowerFirst, problem, signIn, toRequest, withAuth, withKind } from "./gatewayForm";
 import type { GatewayKind } from "./types";
 // GatewayKinds as Go sends it, from the registered drivers (a Go test keeps
 // this copy current): the form is tested against the real transports.
@@ -23,6 +23,16 @@ const toy: GatewayKind = {
 const withToy = [...kinds, toy];
 
 describe("gateway kinds", () => {
+  it("offers a kind that rides beside another only to edit a gateway of that kind", () => {
+    const beside = kinds.filter((k) => k.beside);
+    expect(beside.length).toBeGreaterThan(0); // the bridge rides beside the dashboard gateway
+    const onAdd = offeredKinds(withToy);
+    expect(onAdd.map((k) => k.kind)).toEqual(withToy.filter((k) => !k.beside).map((k) => k.kind));
+    expect(onAdd).toContain(toy);
+    expect(offeredKinds(kinds, beside[0].kind)).toContain(beside[0]);
+    expect(offeredKinds(kinds, dashboard.kind)).not.toContain(beside[0]);
+  });
+
   it("starts with the default transport, its address and usual sign-in", () => {
     const f = blankForm(kinds);
     expect(f).toMatchObject({ kind: kinds[0].kind, url: kinds[0].default_url, auth: kinds[0].auth[0].name, secret: "" });

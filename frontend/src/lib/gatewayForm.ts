@@ -24,6 +24,13 @@ export function kindNamed(kinds: GatewayKind[], kind: string): GatewayKind | und
   return kinds.find((k) => k.kind === kind);
 }
 
+/** The kinds the form offers: on Add, not those that ride beside another
+ *  kind's gateway (they are that gateway's switch); on Edit, also the
+ *  gateway's own kind, whatever it is. */
+export function offeredKinds(kinds: GatewayKind[], editingKind = ""): GatewayKind[] {
+  return kinds.filter((k) => !k.beside || k.kind === editingKind);
+}
+
 /** The form's sign-in, if its kind offers it. */
 export function signIn(kinds: GatewayKind[], f: FormState): SignIn | undefined {
   return kindNamed(kinds, f.kind)?.auth.find((m) => m.name === f.auth);

@@ -250,6 +250,7 @@ export namespace app {
 	    auth: SignIn[];
 	    transport: Transport;
 	    bridge?: BridgeOffer;
+	    beside?: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new GatewayKind(source);
@@ -265,6 +266,7 @@ export namespace app {
 	        this.auth = this.convertValues(source["auth"], SignIn);
 	        this.transport = this.convertValues(source["transport"], Transport);
 	        this.bridge = this.convertValues(source["bridge"], BridgeOffer);
+	        this.beside = source["beside"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
