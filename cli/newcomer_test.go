@@ -92,3 +92,31 @@ func TestHTTPSToAPlainServerSaysSo(t *testing.T) {
 		})
 	}
 }
+
+// TestAskWithSeveralGatewaysSaysHowToPick: `herald ask` through a Herald
+// that follows two gateways names them and the flag that picks one.
+func TestAskWithSeveralGatewaysSaysHowToPick(t *testing.T) {
+	t.Parallel()
+	const token = "tok-both-0123456789"
+	a := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, Token: token})
+	t.Cleanup(a.Close)
+	b := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern, Token: token})
+	t.Cleanup(b.Close)
+	ctl := filepath.Join(t.TempDir(), "run", "ctl.sock")
+	w := startWatch(t, "--gateway", "a="+a.URL, "--gateway", "b="+b.URL, "--token", token, "--control", ctl, "--db", "")
+	w.waitLine(t, "connected", func(m map[string]any) bool {
+		return m["type"] == "status" && field(m, "status", "state") == "connected"
+	})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hello"}, "herald ask: more than one gateway is configured (a, b): name the one to use (on the command line: --gateway NAME)"},
+		{[]string{"--gateway", "c", "hello"}, `herald ask: no gateway or API server named "c" is configured (have: a, b)`},
+	} {
+		out, e, code := run(t, append([]string{"ask", "--control", ctl}, tc.args...)...)
+		if code != 1 || strings.TrimSpace(e) != tc.want {
+			t.Errorf("ask %q: exit %d, stdout %q, stderr %q; want 1 and %q", tc.args, code, out, e, tc.want)
+		}
+	}
+}

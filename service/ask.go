@@ -89,5 +89,5 @@ func (s *Service) pickGateway(name string) (string, error) {
 	case 1:
 		return names[0], nil
 	}
-	return "", fmt.Errorf("more than one gateway is configured (%s): say which one", strings.Join(names, ", "))
+	return "", fmt.Errorf("more than one gateway is configured (%s): name the one to use (on the command line: --gateway NAME)", strings.Join(names, ", "))
 }
