@@ -203,11 +203,13 @@ func cmdStop(e *env, args []string) error {
 	return nil
 }
 
-// runLine is one active run in `herald stop`'s list; the session or run
-// id is the gateway's text too.
+// runLine is one active run in `herald stop`'s list: the id to give
+// `herald stop` (a session's stored id, which Hermes lists too, else the
+// run's id), what it is in its transport's words (session, run), and what
+// it does. The ids are the gateway's text too.
 func runLine(r service.RunRef) string {
 	v := approval.VisibleLine
-	return fmt.Sprintf("%s/%s  %s  %s", v(r.Gateway), v(r.ID), r.Transport, v(service.RunDoing(r.Tool, r.Title)))
+	return fmt.Sprintf("%s/%s  %s  %s", v(r.Gateway), v(firstNonEmpty(r.StoredID, r.ID)), source.WordsOf(r.Transport).Conversation, v(service.RunDoing(r.Tool, r.Title)))
 }
 
 func cmdAsk(e *env, args []string) error {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/wire"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -19,6 +20,24 @@ func TestRunLineShowsIDsVisibly(t *testing.T) {
 	line := runLine(service.RunRef{Gateway: "lab", ID: "run\x1b[2K\rfake", Transport: "api", Tool: "terminal: ls"})
 	if strings.ContainsAny(line, "\x1b\r") || !strings.Contains(line, "terminal: ls") {
 		t.Fatalf("runLine = %q", line)
+	}
+}
+
+// TestRunLineNamesWhatStopTakes: `herald stop`'s list names each run by
+// the id `herald stop ID` takes (a session's stored id, else the run id)
+// and what it is in words (session, run), never a transport's code.
+func TestRunLineNamesWhatStopTakes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		r    service.RunRef
+		want string
+	}{
+		{service.RunRef{Gateway: "lab", ID: "ca13519d", StoredID: "20261203_193110_b96785", Transport: "ws"}, "lab/20261203_193110_b96785  session  "},
+		{service.RunRef{Gateway: "api", ID: "run_4e2cef54a13d42a38a1a90b47e38cffa", Transport: "api", Title: "slow 60"}, "api/run_4e2cef54a13d42a38a1a90b47e38cffa  run  slow 60"},
+	} {
+		if got := runLine(tc.r); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("runLine = %q, want it to start %q", got, tc.want)
+		}
 	}
 }
 
@@ -103,6 +122,19 @@ func TestPrintAskWordsTheTransport(t *testing.T) {
 		var b strings.Builder
 		if err := printAsk(&printer{w: &b}, tc.r); err != nil || b.String() != tc.want {
 			t.Errorf("printAsk(%+v) = %q, %v; want %q", tc.r, b.String(), err, tc.want)
+		}
+	}
+}
+
+// TestRunEndsInWords: the feed says how a run ended in words ("run
+// completed"), not as the event's name.
+func TestRunEndsInWords(t *testing.T) {
+	t.Parallel()
+	for kind, want := range map[string]string{wire.RunCompleted: "● run completed", wire.RunFailed: "● run failed", wire.RunCancelled: "● run cancelled"} {
+		var b strings.Builder
+		printEvent(&printer{w: &b}, wire.Event{Gateway: "api", Session: "run_0129590fab734db4", Kind: kind})
+		if got := b.String(); !strings.Contains(got, "api/run 0129590f "+want) {
+			t.Errorf("%s: %q, want %q", kind, got, want)
 		}
 	}
 }

@@ -704,7 +704,7 @@ func printEvent(out *printer, ev wire.Event) {
 		case ev.Kind == wire.SessionGone:
 			out.line("  %s ○ gone from the gateway (it restarted): no longer following it", where)
 		case strings.HasPrefix(ev.Kind, "run."):
-			out.line("  %s ● %s", where, v(ev.Kind))
+			out.line("  %s ● %s", where, v(strings.ReplaceAll(ev.Kind, ".", " "))) // "run completed"
 		}
 	}
 }
