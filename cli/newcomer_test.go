@@ -9,6 +9,7 @@ import (
 
 	"github.com/herald-desktop/herald/backend/apiservertest"
 	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/service"
 )
 
 // TestNewcomerMistakesEndInOneLine: the mistakes a first-time user makes
@@ -118,5 +119,23 @@ func TestAskWithSeveralGatewaysSaysHowToPick(t *testing.T) {
 		if code != 1 || strings.TrimSpace(e) != tc.want {
 			t.Errorf("ask %q: exit %d, stdout %q, stderr %q; want 1 and %q", tc.args, code, out, e, tc.want)
 		}
+	}
+}
+
+// TestMistypedSessionSaysSo: `watch --session` with an id no live session
+// has says that it is not running there and how to list the live ones,
+// not that it ended while Herald was not running.
+func TestMistypedSessionSaysSo(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	printSessionNotice(&printer{w: &b}, service.SessionNotice{Kind: service.NoticeGone, Gateway: "lab", Key: "20261203_19113_typo", Text: "Session ended while Herald was not running"})
+	got := b.String()
+	for _, w := range []string{`○ lab: session "20261203_19113_typo" is not running there (it ended, or the id is mistyped)`, `type "sessions" to list the live ones`} {
+		if !strings.Contains(got, w) {
+			t.Errorf("%q does not say %q", got, w)
+		}
+	}
+	if strings.Contains(got, "while Herald was not running") {
+		t.Errorf("%q says Herald was not running", got)
 	}
 }

@@ -32,7 +32,10 @@ func printSessionNotice(out *printer, n service.SessionNotice) {
 	case service.NoticeElsewhere:
 		out.line("⚠ %s: session %q is followed elsewhere now: another client took its live events, so its approvals go there. Type \"take %s\" to take it back.", n.Gateway, name, id)
 	case service.NoticeGone:
-		out.line("○ %s: %s", n.Gateway, approval.VisibleLine(n.Text))
+		// Said for watch, which follows what --session names now: the id
+		// may be mistyped as well as ended (the service's text speaks of
+		// a restart).
+		out.line("○ %s: session %q is not running there (it ended, or the id is mistyped), so Herald does not follow it; type \"sessions\" to list the live ones", n.Gateway, name)
 	case service.NoticeFollowFailed:
 		out.line("! %s: %s", n.Gateway, approval.VisibleLine(n.Text))
 	case service.NoticeApprovalElsewhere:
