@@ -56,6 +56,7 @@ func TestWatchExitsWhenRefused(t *testing.T) {
 		want []string
 	}{
 		{"wrong API key", []string{"--api", "api=" + api.URL, "--api-key", wrongKey}, []string{"api: the API server refused the API key", "--api-key", "HERALD_API_KEY"}},
+		{"no API key", []string{"--api", "api=" + api.URL}, []string{"api: the API server wants its API key and Herald has none: pass it with --api-key or HERALD_API_KEY"}},
 		{"wrong API key with --start", []string{"--api", "api=" + api.URL, "--api-key", wrongKey, "--start", "hello"}, []string{"api: the API server refused the API key", "--api-key"}},
 		{"wrong gateway token", []string{"--gateway", "lab=" + gw.URL, "--token", "wrong-token-0123456789"}, []string{"lab: the gateway refused the connection", "--token"}},
 		{"failed start", []string{"--api", "api=" + api.URL, "--api-key", api.Key(), "--start", "   "}, []string{"api: starting the run failed", "a run needs input"}},

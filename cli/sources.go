@@ -118,7 +118,12 @@ func needsUser(s source.Status) bool {
 // refused sign-in names the flags and variables of the transport's
 // sign-ins, from its driver; a transport with one secret says which one
 // was refused and where it comes from.
-func refusal(s source.Status) error {
+func refusal(s source.Status) error { return refusalGiven(s, true) }
+
+// refusalGiven is refusal knowing whether any secret was given for the
+// source: a transport with one secret refused without one says that it
+// wants it, not that the one given was wrong.
+func refusalGiven(s source.Status, given bool) error {
 	why := approval.VisibleLine(strings.TrimSuffix(s.Err, "."))
 	d, err := source.Lookup(s.Kind)
 	if s.State != source.StateAuthFailed || err != nil {
@@ -140,6 +145,9 @@ func refusal(s source.Status) error {
 	if len(modes) == 1 {
 		m := modes[0]
 		line := fmt.Sprintf("%s: the %s refused the %s: pass the right one with %s", s.Gateway, lowerFirst(d.Title), lowerFirst(m.Label), how[0])
+		if !given {
+			line = fmt.Sprintf("%s: the %s wants its %s and Herald has none: pass it with %s", s.Gateway, lowerFirst(d.Title), lowerFirst(m.Label), how[0])
+		}
 		if m.Hint != "" {
 			line += " (" + strings.TrimSuffix(m.Hint, ".") + ")"
 		}

@@ -161,6 +161,7 @@ func cmdWatch(e *env, args []string) error {
 		cfg.Store = store
 	}
 	st := newWatchStatus(out)
+	st.given = func(kind string) bool { return cr.secret(source.Kind(kind)) != "" }
 	keys := &keys{out: out, now: time.Now}
 	svc := service.New(cfg)
 	keys.in = svcInbox{svc}
@@ -301,7 +302,9 @@ func (f *watchFlags) serviceConfig(e *env) (service.Config, error) {
 // needs the user (a wrong key or password, a failed --start): watch exits
 // non-zero with it instead of waiting forever.
 type watchStatus struct {
-	out       *printer
+	out *printer
+	// given reports whether a secret was given for a source's kind.
+	given     func(kind string) bool
 	statuses  *statusPrinter
 	fatal     chan error
 	connected chan source.Status
@@ -323,7 +326,7 @@ func (w *watchStatus) onStatus(s source.Status) {
 		if w.out.json {
 			w.statuses.show(s)
 		}
-		w.fail(refusal(s))
+		w.fail(refusalGiven(s, w.given == nil || w.given(s.Kind)))
 		return
 	}
 	w.statuses.show(s)
