@@ -530,8 +530,11 @@ func (f *watchFlags) startFirstRun(ctx context.Context, svc *service.Service, ou
 	id, err := svc.StartRun(sctx, name, *f.startRun)
 	if err != nil {
 		if ctx.Err() == nil {
-			src, _ := svc.Source(name)
-			fail(startFailed(name, src.Kind(), err))
+			var kind source.Kind // none: watch is ending and closed it
+			if src, ok := svc.Source(name); ok {
+				kind = src.Kind()
+			}
+			fail(startFailed(name, kind, err))
 		}
 		return
 	}
