@@ -17,10 +17,12 @@ import (
 // (OutcomeUnknownError; the inbox shows it sent-unknown and sends nothing
 // again). What settles it: approval.responded on the run's stream (the
 // server names the choice), the run's end, or the run's status, which
-// Herald asks for (GET /v1/runs/{id}) right away, whenever a request to
-// the server succeeds again after a failure, and otherwise on a bounded
-// backoff (reconcileDelays, at most maxReconcileChecks checks) until it
-// learns what the status can say:
+// Herald asks for (GET /v1/runs/{id}) on a bounded backoff
+// (reconcileDelays: first after 1 s, so that an answer the server is
+// still working through is not read as one it never got; at most
+// maxReconcileChecks checks), and after that first one also at once
+// whenever a request to the server succeeds again after a failure, until
+// it learns what the status can say:
 //
 //   - waiting_for_approval with the pending approval in it (newer servers)
 //     lists that approval by its request_id: if it is the one answered,
@@ -101,32 +103,25 @@ func (c *Client) reconcile(ctx context.Context, rs *runState) {
 		c.mu.Unlock()
 		c.setRun(rs, func(i *RunInfo) { i.NextCheck = time.Time{} })
 	}()
-	for ctx.Err() == nil && c.current(rs) {
-		wake := c.wakeChan()
-		st, err := c.getRun(ctx, rs.id, retryNever)
-		ok := c.okChan() // taken after: this very request's success does not count
-		var ae *APIError
-		switch {
-		case err == nil:
-			if c.reconcileStatus(rs, st) {
-				return
-			}
-		case ctx.Err() != nil:
-			return
-		case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
-			c.listed(rs, false, nil, true)
-			return
-		}
+	for {
 		c.mu.Lock()
 		n := rs.checks
 		rs.checks++
 		c.mu.Unlock()
-		if n+1 >= maxReconcileChecks {
-			c.log.Info("stopped checking a run's status for an answer of unknown outcome", "run", rs.id, "checks", n+1)
+		if n >= maxReconcileChecks {
+			c.log.Info("stopped checking a run's status for an answer of unknown outcome", "run", rs.id, "checks", n)
 			c.mu.Lock()
 			rs.unsure = nil
 			c.mu.Unlock()
 			return
+		}
+		// The first check waits its full delay: a written answer the
+		// server is still working through must not read as one it never
+		// got. Later ones also go at once when the server is reachable
+		// again (ok) or the user asks to reconnect (wake).
+		var wake, ok <-chan struct{}
+		if n > 0 {
+			wake, ok = c.wakeChan(), c.okChan()
 		}
 		d := reconcileDelays[min(n, len(reconcileDelays)-1)]
 		t := c.clk.NewTimer(d)
@@ -139,6 +134,22 @@ func (c *Client) reconcile(ctx context.Context, rs *runState) {
 		case <-ok:
 		}
 		t.Stop()
+		if ctx.Err() != nil || !c.current(rs) {
+			return
+		}
+		st, err := c.getRun(ctx, rs.id, retryNever)
+		var ae *APIError
+		switch {
+		case err == nil:
+			if c.reconcileStatus(rs, st) {
+				return
+			}
+		case ctx.Err() != nil:
+			return
+		case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
+			c.listed(rs, false, nil, true)
+			return
+		}
 	}
 }
 
