@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herald-desktop/herald/backend/apiserver"
 	"github.com/herald-desktop/herald/backend/apiservertest"
@@ -84,18 +85,28 @@ func TestUnknownReconciledOnAPIServer(t *testing.T) {
 			if !errors.As(err, new(*UnknownOutcomeError)) && (tt.state != StateResolved || err != nil) {
 				t.Fatalf("answer cut after the write: %v", err)
 			}
-			if tt.state == StateSentUnknown {
-				// Let one status check happen: it names nothing.
+			// nextCheck waits for the client's next status check to be
+			// due, and returns when.
+			nextCheck := func() time.Time {
 				for {
-					if s := client.Status(); len(s.Runs) == 1 && !s.Runs[0].NextCheck.IsZero() {
-						break
+					if s := client.Status(); len(s.Runs) == 1 && s.Runs[0].NextCheck.After(clk.Now()) {
+						return s.Runs[0].NextCheck
 					}
 					select {
 					case <-checks:
 					case <-ctx.Done():
-						t.Fatal("no status check")
+						t.Fatal("no status check due")
 					}
 				}
+			}
+			if !tt.again && tt.state == StateResolved {
+				// The stream says how; no check is needed.
+			} else {
+				clk.Advance(nextCheck().Sub(clk.Now()))
+			}
+			if tt.state == StateSentUnknown {
+				// The check named nothing: another one is due.
+				nextCheck()
 			} else {
 				f.waitChange(t, "reconciled", func(c Change) bool {
 					return c.Request.Key == key && c.Request.State == tt.state && strings.Contains(c.Request.Outcome.Detail, tt.detail)

@@ -90,7 +90,11 @@ type bindWorld struct {
 	// applied (by Herald), or "" if it applied nothing.
 	applied map[string]string
 	sent    map[string]bool // keys whose answer was written
-	trace   []string        // what happened, logged on a failure
+	// arrival is, per key answered, which arrival under that key the
+	// answer was for (a gateway may reuse an id after Herald restarted
+	// and forgot the request, which reuses its key).
+	arrival map[string]int
+	trace   []string // what happened, logged on a failure
 }
 
 func (w *bindWorld) note(format string, args ...any) {
@@ -104,7 +108,7 @@ var bindCommands = []string{"rm -rf ./a", "git push --force", "rm -rf ./b", "cur
 
 func newBindWorld(t *testing.T, rng *rand.Rand) *bindWorld {
 	w := &bindWorld{t: t, rng: rng, clk: clock.NewFake(t0), path: filepath.Join(t.TempDir(), "audit.db"),
-		queues: map[string][]*gwApproval{}, up: true, applied: map[string]string{}, sent: map[string]bool{}}
+		queues: map[string][]*gwApproval{}, up: true, applied: map[string]string{}, sent: map[string]bool{}, arrival: map[string]int{}}
 	w.open()
 	return w
 }
@@ -268,7 +272,7 @@ func (w *bindWorld) reconnect() {
 	}
 	open := w.relist()
 	for _, r := range w.in.Pending() {
-		if r.Gateway == "g2" && r.RequestID != "" && !open[r.RequestID] {
+		if r.Gateway == "g2" && r.RequestID != "" && !open[r.Session+"/"+r.RequestID] {
 			w.in.Ingest(cancel("g2", r.Session, r.RequestID, "not_pending_after_reconnect", w.clk.Now()))
 		}
 	}
@@ -276,14 +280,14 @@ func (w *bindWorld) reconnect() {
 }
 
 // relist delivers the server requests the gateway holds open (a
-// reconnect's open_requests) and returns their ids.
+// reconnect's open_requests) and returns them as "session/id".
 func (w *bindWorld) relist() map[string]bool {
 	open := map[string]bool{}
 	for _, q := range w.queueKeys() {
 		list := w.queues[q]
 		if strings.HasPrefix(q, "g2/") {
 			for _, a := range list {
-				open[a.id] = true
+				open[a.session+"/"+a.id] = true
 				ev := srq("g2", a.session, a.id, a.cmd, w.clk.Now())
 				ev.Replayed = true
 				w.in.Ingest(ev)
@@ -346,6 +350,9 @@ func (a *bindAnswerer) apply(ctx context.Context, session, id, choice string) (i
 			}
 		}
 	}
+	if !w.sent[c.key] {
+		w.arrival[c.key] = w.arrivals(c.key)
+	}
 	w.sent[c.key] = true
 	n := 0
 	if hit != nil {
@@ -375,9 +382,16 @@ func (w *bindWorld) checkAudit() {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	last := map[string]Entry{}
+	// The last word on the request answered: its key's entries up to
+	// the next arrival under the same key.
+	last, seen := map[string]Entry{}, map[string]int{}
 	for _, e := range es {
-		last[e.Key] = e
+		if e.Kind == ChangeArrived {
+			seen[e.Key]++
+		}
+		if n, ok := w.arrival[e.Key]; !ok || seen[e.Key] == n {
+			last[e.Key] = e
+		}
 	}
 	for key := range w.sent {
 		e := last[key]
@@ -393,6 +407,21 @@ func (w *bindWorld) checkAudit() {
 			w.dump(key)
 		}
 	}
+}
+
+// arrivals counts the arrivals the audit log holds under key.
+func (w *bindWorld) arrivals(key string) int {
+	es, err := w.st.List(Filter{Key: key})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	n := 0
+	for _, e := range es {
+		if e.Kind == ChangeArrived {
+			n++
+		}
+	}
+	return n
 }
 
 // dump logs the audit entries of key.
