@@ -212,7 +212,7 @@ func (c *credFlags) checkURL(e *env, what, raw string, secret string) error {
 		if errors.As(err, &ue) {
 			msg = ue.Err.Error()
 		}
-		return usageError{fmt.Sprintf("%s %q is not a valid URL: %s", what, service.RedactURL(raw), msg)}
+		return usageError{fmt.Sprintf("%s %q is not a valid URL (%s): give one like %s", what, service.RedactURL(raw), msg, exampleURL(what))}
 	}
 	host, plain := service.PlainTextHost(raw)
 	if !plain || secret == "" {
@@ -223,4 +223,15 @@ func (c *credFlags) checkURL(e *env, what, raw string, secret string) error {
 	}
 	fmt.Fprintf(e.stderr, "herald: warning: sending a secret over plain http to %s (--allow-insecure): anyone on the network path can read it\n", host)
 	return nil
+}
+
+// exampleURL is an address of the kind the flag named by what takes: its
+// driver's default address.
+func exampleURL(what string) string {
+	for _, d := range source.Drivers() {
+		if d.Flag != "" && "--"+d.Flag == what && d.DefaultURL != "" {
+			return d.DefaultURL
+		}
+	}
+	return "http://127.0.0.1:9119"
 }

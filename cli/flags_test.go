@@ -30,6 +30,8 @@ func TestBadFlagIsOneLine(t *testing.T) {
 		{[]string{"ask", "--sesion", "x", "hi"}, "herald ask: unknown flag --sesion (did you mean --session?); see `herald ask --help`"},
 		{[]string{"watch", "--zzzzzz"}, "herald watch: unknown flag --zzzzzz; see `herald watch --help`"},
 		{[]string{"log", "-m", "3"}, "herald log: unknown flag -m; see `herald log --help`"},
+		{[]string{"watch", "--gateway", "not a url", "--token", "x"}, `herald watch: --gateway "not a url" is not a valid URL (invalid character " " in host name): give one like http://127.0.0.1:9119`},
+		{[]string{"ask", "--api", "http://[::1", "hi"}, `herald ask: --api "http://[::1" is not a valid URL (missing ']' in host): give one like http://127.0.0.1:8642`},
 		{[]string{"log", "-n", "many"}, `herald log: invalid value "many" for flag -n: parse error; see ` + "`herald log --help`"},
 		{[]string{"ask", "--wait", "soon", "hi"}, `herald ask: invalid value "soon" for flag --wait: parse error; see ` + "`herald ask --help`"},
 	} {
