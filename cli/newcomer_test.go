@@ -139,3 +139,46 @@ func TestMistypedSessionSaysSo(t *testing.T) {
 		t.Errorf("%q says Herald was not running", got)
 	}
 }
+
+// TestApproveRefusesAQuestion: `herald approve ID CHOICE` answers command
+// approvals only: a question whose choices happen to include "once" is
+// not answered by it, and the line names `herald answer`.
+func TestApproveRefusesAQuestion(t *testing.T) {
+	t.Parallel()
+	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
+	t.Cleanup(srv.Close)
+	live, stored := srv.CreateSession()
+	ctl := filepath.Join(t.TempDir(), "run", "ctl.sock")
+	w := startWatch(t, "--gateway", "lab="+srv.URL, "--token", srv.Token(), "--session", stored, "--control", ctl, "--db", "")
+	waitServer(t, srv, "session attached", func() bool {
+		for _, s := range srv.Sessions() {
+			if s.ID == live && s.Attached {
+				return true
+			}
+		}
+		return false
+	})
+	_, answered, err := srv.RequestPrompt(live, hermestest.PromptSpec{Kind: hermestest.PromptClarify, Question: "Run it how often?", Choices: []string{"once", "never"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := w.waitLine(t, "the question", func(m map[string]any) bool {
+		return m["type"] == "approval" && m["change"] == "arrived" && field(m, "request", "kind") == "clarify"
+	})
+	id := m["id"].(string)
+	out, e, code := run(t, "approve", "--control", ctl, id, "once")
+	if code != 1 || !strings.Contains(e, id+" is a question, not a command approval: answer it with `herald answer "+id+"`") {
+		t.Fatalf("approve of a question: exit %d, %q %q", code, out, e)
+	}
+	select {
+	case r := <-answered:
+		t.Fatalf("the question was answered: %+v", r)
+	default:
+	}
+	if out, e, code := run(t, "answer", "--control", ctl, id, "1"); code != 0 {
+		t.Fatalf("answer: exit %d %q %q", code, out, e)
+	}
+	if r := <-answered; r.Value != "once" {
+		t.Fatalf("agent got %+v", r)
+	}
+}

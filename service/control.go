@@ -315,6 +315,11 @@ func (s *Service) handleControl(ctx context.Context, req ControlRequest) Control
 		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		key, err := s.resolveKey(req.Key)
+		if r, ok := s.inbox.Get(key); err == nil && ok && r.Kind.IsPrompt() {
+			// approve answers commands: a question's choice named "once"
+			// must not be picked by a command's choice word.
+			err = fmt.Errorf("%s is a question, not a command approval: answer it with `herald answer %s`", req.Key, req.Key)
+		}
 		if err == nil {
 			err = s.inbox.Answer(actx, key, req.Choice, surface, req.ConfirmAlways)
 		}
