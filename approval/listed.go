@@ -14,8 +14,7 @@ import (
 // server: of a run) still wait, each by its own id: a 0.21.3+ gateway's
 // approval.pending {session_id}, a newer API server's run status with the
 // pending approval in it. The gateway client turns such an answer into
-// one approvalsListed event (gateway.ApprovalsListed,
-// apiserver.ApprovalsListed), and the inbox reconciles the session's
+// one wire.ApprovalsListed event, and the inbox reconciles the session's
 // requests with it:
 //
 //   - an answer whose outcome is unknown (StateSentUnknown) on a request
@@ -35,15 +34,15 @@ import (
 // A listing never creates a request (arrivals do that), never changes an
 // id-less one except to say that nothing waits any more, and never widens
 // a request that some other guard keeps deny-only.
-const approvalsListed = "herald.approvals.listed"
+const approvalsListed = wire.ApprovalsListed
 
 // Bounds on a listing: entries looked at, and bytes of a listed command
 // or id compared (longer ones are not matched).
 const (
-	maxListed          = 512
-	maxListedCommand   = 1 << 20
-	maxListedID        = 1 << 10
-	maxListedChoices   = 8
+	maxListed          = wire.MaxListed
+	maxListedCommand   = wire.MaxListedCommand
+	maxListedID        = wire.MaxListedID
+	maxListedChoices   = wire.MaxListedChoices
 	listedAgainDetail  = "the gateway listed it again by its id as waiting after the link dropped"
 	listedAgainError   = "your answer did not reach the gateway before the link dropped: it still waits for this request, answer again"
 	listedRegainDetail = "Herald restarted while this request waited; the gateway has since listed it again by its id, so an answer by that id reaches this command"
@@ -66,24 +65,11 @@ var (
 // another command.
 const listedConflict = "the gateway lists this request's id for another command too, so an answer by that id could reach either"
 
-// listing is an approvalsListed payload.
-type listing struct {
-	// SessionID is the session (run) listed; empty means the event's.
-	SessionID string `json:"session_id"`
-	// Complete: every approval waiting in the session is listed, so one
-	// not listed does not wait. False when the client cut the list short.
-	Complete  bool          `json:"complete"`
-	Approvals []listedEntry `json:"approvals"`
-}
-
-// listedEntry is one waiting approval: its server-request id (ID) and/or
-// its queue id (RequestID), the command, and the choices offered.
-type listedEntry struct {
-	ID        string   `json:"id"`
-	RequestID string   `json:"request_id"`
-	Command   string   `json:"command"`
-	Choices   []string `json:"choices"`
-}
+// listing is an approvalsListed payload; listedEntry one approval of it.
+type (
+	listing     = wire.Listing
+	listedEntry = wire.ListedApproval
+)
 
 // listedLocked reconciles the listed session's approvals with a listing.
 func (in *Inbox) listedLocked(ev wire.Event, now time.Time) {

@@ -45,11 +45,9 @@ import (
 // the queue head is resolved.
 
 // ApprovalsListed is the kind of the event that reports which approvals
-// of a run still wait, by their ids, for the inbox to reconcile answers
-// of unknown outcome with (the gateway client's event of the same name).
-// Payload: {session_id, complete, approvals: [{request_id, command,
-// choices}]}.
-const ApprovalsListed = "herald.approvals.listed"
+// of a run still wait (wire.ApprovalsListed; the inbox reconciles answers
+// of unknown outcome with it).
+const ApprovalsListed = wire.ApprovalsListed
 
 // reconcileDelays is the wait before each further status check while an
 // answer's outcome is unknown; the last one repeats.
@@ -178,55 +176,26 @@ func (c *Client) reconcileStatus(rs *runState, st RunStatus) bool {
 	if json.Unmarshal(st.Approval, &a) != nil {
 		return false
 	}
-	id := boundedID(a.RequestID)
+	id := wire.ListedID(a.RequestID)
 	if id == "" {
 		return false
 	}
-	c.listed(rs, true, &listedApproval{RequestID: id, Command: a.Command, Choices: a.Choices}, false)
+	c.listed(rs, true, &wire.ListedApproval{RequestID: id, Command: a.Command, Choices: a.Choices}, false)
 	return true
 }
 
-// listedApproval is one entry of an ApprovalsListed payload.
-type listedApproval struct {
-	RequestID string   `json:"request_id"`
-	Command   string   `json:"command"`
-	Choices   []string `json:"choices,omitempty"`
-}
-
-// Bounds on a listed approval: an id or command past them is passed on
-// empty (it matches nothing), choices past maxListedChoices are dropped.
-const (
-	maxListedID      = 1 << 10
-	maxListedCommand = 1 << 20
-	maxListedChoices = 8
-)
-
 // listed reports what the status said (one approval waits, or, complete,
 // that none does) and forgets the run's unknown answers.
-func (c *Client) listed(rs *runState, waiting bool, a *listedApproval, complete bool) {
-	list := []listedApproval{}
+func (c *Client) listed(rs *runState, waiting bool, a *wire.ListedApproval, complete bool) {
+	list := []wire.ListedApproval{}
 	if waiting && a != nil {
-		if len(a.Command) > maxListedCommand {
-			a.Command = ""
-		}
-		if len(a.Choices) > maxListedChoices {
-			a.Choices = nil
-		}
 		list = append(list, *a)
 	}
 	c.mu.Lock()
 	rs.unsure = nil
 	c.mu.Unlock()
-	payload := mustJSON(map[string]any{"session_id": rs.id, "complete": complete, "approvals": list})
+	payload := mustJSON(wire.NewListing(rs.id, complete, list))
 	c.emit(wire.Event{Gateway: c.name, Session: rs.id, StoredSession: c.storedOf(rs), Kind: ApprovalsListed, Payload: payload, ReceivedAt: c.clk.Now()})
-}
-
-// boundedID is a listed id as a string, empty when absent or too long.
-func boundedID(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" || len(raw) > maxListedID+2 {
-		return ""
-	}
-	return wire.IDString(raw)
 }
 
 // okChan is closed when a request to the server succeeds after a failure.

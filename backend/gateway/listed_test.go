@@ -63,7 +63,7 @@ func TestApprovalsListedOnReconnect(t *testing.T) {
 			var got struct {
 				SessionID string        `json:"session_id"`
 				Complete  bool          `json:"complete"`
-				Approvals []listedEntry `json:"approvals"`
+				Approvals []wire.ListedApproval `json:"approvals"`
 			}
 			for _, ev := range evs {
 				if ev.Kind == ApprovalsListed {
@@ -91,11 +91,11 @@ func TestListingBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.cf.approvalPending = yes
-	many := make([]map[string]any, maxListed+1)
+	many := make([]map[string]any, wire.MaxListed+1)
 	for i := range many {
 		many[i] = map[string]any{"id": "srq-x", "command": "ls"}
 	}
-	many[0] = map[string]any{"id": strings.Repeat("9", maxListedID+10), "request_id": 7, "command": strings.Repeat("x", maxListedCommand+1), "choices": []string{"once", "once", "once", "once", "once", "once", "once", "once", "once"}}
+	many[0] = map[string]any{"id": strings.Repeat("9", wire.MaxListedID+10), "request_id": 7, "command": strings.Repeat("x", wire.MaxListedCommand+1), "choices": []string{"once", "once", "once", "once", "once", "once", "once", "once", "once"}}
 	raw, _ := json.Marshal(map[string]any{"approvals": many})
 	call := func(context.Context, string, any) (json.RawMessage, error) { return raw, nil }
 	ev, ok := c.listApprovals(ctxT(t), call, "s1", "")
@@ -104,13 +104,13 @@ func TestListingBounded(t *testing.T) {
 	}
 	var got struct {
 		Complete  bool          `json:"complete"`
-		Approvals []listedEntry `json:"approvals"`
+		Approvals []wire.ListedApproval `json:"approvals"`
 	}
 	if err := json.Unmarshal(ev.Payload, &got); err != nil {
 		t.Fatal(err)
 	}
 	first := got.Approvals[0]
-	if got.Complete || len(got.Approvals) != maxListed || first.ID != "" || first.RequestID != "7" || first.Command != "" || first.Choices != nil {
+	if got.Complete || len(got.Approvals) != wire.MaxListed || first.ID != "" || first.RequestID != "7" || first.Command != "" || first.Choices != nil {
 		t.Fatalf("bounded listing: complete %v, %d entries, first %+v", got.Complete, len(got.Approvals), first)
 	}
 	c.cf.approvalPending = no
