@@ -61,8 +61,8 @@ func TestApprovalsListedOnReconnect(t *testing.T) {
 			})
 			evs, _ = h.rec.snapshot()
 			var got struct {
-				SessionID string        `json:"session_id"`
-				Complete  bool          `json:"complete"`
+				SessionID string                `json:"session_id"`
+				Complete  bool                  `json:"complete"`
 				Approvals []wire.ListedApproval `json:"approvals"`
 			}
 			for _, ev := range evs {
@@ -103,7 +103,7 @@ func TestListingBounded(t *testing.T) {
 		t.Fatal("no listing")
 	}
 	var got struct {
-		Complete  bool          `json:"complete"`
+		Complete  bool                  `json:"complete"`
 		Approvals []wire.ListedApproval `json:"approvals"`
 	}
 	if err := json.Unmarshal(ev.Payload, &got); err != nil {
