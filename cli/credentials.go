@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/herald-desktop/herald/backend/source"
@@ -206,13 +207,23 @@ func (c *credFlags) resolve(e *env) (creds, io.Reader, error) {
 // clear text to another machine. With --allow-insecure it warns on
 // stderr instead.
 func (c *credFlags) checkURL(e *env, what, raw string, secret string) error {
-	if _, err := service.ParseURL(raw); err != nil {
+	u, err := service.ParseURL(raw)
+	if err != nil {
 		var ue *url.Error
 		msg := err.Error()
 		if errors.As(err, &ue) {
 			msg = ue.Err.Error()
 		}
 		return usageError{fmt.Sprintf("%s %q is not a valid URL (%s): give one like %s", what, service.RedactURL(raw), msg, exampleURL(what))}
+	}
+	switch h := strings.ToLower(u.Hostname()); h {
+	case "http", "https", "ws", "wss": // "http//host:9119": read as a host named http
+		return usageError{fmt.Sprintf("%s %q lacks the \":\" after %s: give one like %s", what, service.RedactURL(raw), h, exampleURL(what))}
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return usageError{fmt.Sprintf("%s %q has no valid port (ports are 1 to 65535): give one like %s", what, service.RedactURL(raw), exampleURL(what))}
+		}
 	}
 	host, plain := service.PlainTextHost(raw)
 	if !plain || secret == "" {

@@ -31,6 +31,8 @@ func TestBadFlagIsOneLine(t *testing.T) {
 		{[]string{"watch", "--zzzzzz"}, "herald watch: unknown flag --zzzzzz; see `herald watch --help`"},
 		{[]string{"log", "-m", "3"}, "herald log: unknown flag -m; see `herald log --help`"},
 		{[]string{"watch", "--gateway", "not a url", "--token", "x"}, `herald watch: --gateway "not a url" is not a valid URL (invalid character " " in host name): give one like http://127.0.0.1:9119`},
+		{[]string{"watch", "--gateway", "http//127.0.0.1:9119", "--token", "x"}, `herald watch: --gateway "http//127.0.0.1:9119" lacks the ":" after http: give one like http://127.0.0.1:9119`},
+		{[]string{"watch", "--api", "127.0.0.1:99999"}, `herald watch: --api "127.0.0.1:99999" has no valid port (ports are 1 to 65535): give one like http://127.0.0.1:8642`},
 		{[]string{"ask", "--api", "http://[::1", "hi"}, `herald ask: --api "http://[::1" is not a valid URL (missing ']' in host): give one like http://127.0.0.1:8642`},
 		{[]string{"log", "-n", "many"}, `herald log: invalid value "many" for flag -n: parse error; see ` + "`herald log --help`"},
 		{[]string{"ask", "--wait", "soon", "hi"}, `herald ask: invalid value "soon" for flag --wait: parse error; see ` + "`herald ask --help`"},
