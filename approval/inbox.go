@@ -119,6 +119,10 @@ type item struct {
 	// restored: brought back from the audit log at start (see
 	// restoreLocked); a new arrival of the same request adopts it.
 	restored bool
+	// fromLog: restored from the audit log at start, whatever became of
+	// it since; an arrival reusing its id is checked against it by id
+	// (reusedIDLocked), as its key is the last run's.
+	fromLog bool
 	// recorded is what a restored request's choices were before the
 	// restart made it deny-only; a listing by its id gives them back
 	// (see listedLocked).

@@ -114,11 +114,11 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 	case r.Dialect == DialectServerRequest && r.RequestID != "":
 		r.Key = in.srqKey(r.Gateway, r.Session+"/"+r.RequestID)
 	case r.Dialect == DialectEvent && r.QueueID != "":
-		r.Key = r.Gateway + "/q/" + r.Session + "/" + r.QueueID
+		r.Key = in.queueKey(r.Gateway, r.Session+"/"+r.QueueID)
 	}
 	if r.Key != "" {
-		if old, dup := in.items[r.Key]; dup && old.restored && old.State == StatePending {
-			in.adoptLocked(old, r, now)
+		reused, done := in.reusedIDLocked(r, ev, now)
+		if done {
 			return
 		}
 		var old *item
@@ -127,6 +127,7 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 			in.rearmRequestLocked(old, ev, now)
 			return
 		}
+		r.Conflict = reused
 		if conflict || in.idInOtherSessionLocked(r) {
 			r.Conflict = conflictText(r)
 		}
@@ -395,16 +396,17 @@ func (in *Inbox) turnEndLocked(ev wire.Event, now time.Time) {
 // idInOtherSessionLocked reports whether a server request's id already
 // named a request of another session of its gateway (open or recently
 // ended: Herald cannot know that the gateway let go of it): an answer by
-// that id could reach either, so the open ones are flagged too.
+// that id could reach either, so the open ones are flagged too. (Requests
+// restored from the log are reusedIDLocked's.)
 func (in *Inbox) idInOtherSessionLocked(r Request) bool {
 	if r.Dialect != DialectServerRequest {
 		return false
 	}
 	hit := false
 	for _, o := range in.srqItemsLocked(r.Gateway, r.RequestID, r.Epoch) {
-		if o.Session != r.Session && !o.Kind.IsPrompt() {
+		if o.Session != r.Session && !o.Kind.IsPrompt() && !o.fromLog {
 			hit = true
-			if o.Conflict == "" && o.State.Live() {
+			if weakConflict(o.Conflict) && o.State.Live() {
 				o.Conflict = conflictText(r)
 				in.emitLocked(ChangeUpdated, o, in.clk.Now())
 			}

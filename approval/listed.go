@@ -29,7 +29,11 @@ import (
 //     tell that the gateway still holds it under that id) regains the
 //     choices recorded for it, never more, and never more than the
 //     gateway now offers, only when the listing names it by its id with
-//     the same command.
+//     the same command;
+//   - a request whose id a restored request had for another command
+//     (deny-only, reusedConflict: see conflict.go) is no longer flagged
+//     once a complete listing names that id once, for its command (a
+//     server request: by its request id).
 //
 // A listing never creates a request (arrivals do that), never changes an
 // id-less one except to say that nothing waits any more, and never widens
@@ -45,6 +49,7 @@ const (
 	maxListedChoices   = wire.MaxListedChoices
 	listedAgainDetail  = "the gateway listed it again by its id as waiting after the link dropped"
 	listedAgainError   = "your answer did not reach the gateway before the link dropped: it still waits for this request, answer again"
+	listedReusedDetail = "the gateway listed this request's id for this command alone, so an answer by that id reaches it"
 	listedRegainDetail = "Herald restarted while this request waited; the gateway has since listed it again by its id, so an answer by that id reaches this command"
 )
 
@@ -109,13 +114,22 @@ func (in *Inbox) listedLocked(ev wire.Event, now time.Time) {
 			// that id could reach either. Nothing is concluded, and the
 			// request is deny-only. (A command cut for display or never
 			// seen cannot be compared: it is deny-only already.)
-			if it.Command != "" && !it.Truncated && it.Conflict == "" {
+			if it.Command != "" && !it.Truncated && weakConflict(it.Conflict) {
 				it.Conflict = listedConflict
 				in.emitLocked(ChangeUpdated, it, now)
 			}
 			continue
 		}
 		switch {
+		case it.Conflict == reusedConflict:
+			if e != nil && p.Complete && it.State == StatePending && (it.Epoch == "" || it.Epoch == ev.Epoch) &&
+				(it.Dialect != DialectServerRequest || e.ID != "" && e.ID == it.RequestID) {
+				// Its id is listed once, for its command: an answer by
+				// that id reaches it.
+				it.Conflict = ""
+				it.Outcome = Outcome{At: now, Detail: listedReusedDetail}
+				in.emitLocked(ChangeUpdated, it, now)
+			}
 		case it.State != StateSentUnknown && !(it.State == StatePending && it.restored):
 		case it.State == StateSentUnknown && e != nil && it.Conflict == "":
 			it.State, it.LastError, it.Uncertain = StatePending, listedAgainError, false

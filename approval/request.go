@@ -7,6 +7,16 @@
 // a durable audit log of every arrival and state change that never holds a
 // password or secret value.
 //
+// A Request's Key names one request of one gateway for good, across
+// restarts too: Herald's start number is in every key it makes up or
+// builds from a gateway's id (see restart.go), and an arrival that
+// carries the id of a request restored from the log is matched to it by
+// id and command, never by key alone (see conflict.go): the same command
+// is that request again; another command ends the restored one as
+// superseded and arrives deny-only under its own key. An answer thus
+// always goes by the id of the request it was given on, for the command
+// shown with it.
+//
 // The inbox never answers by itself: the only path that sends a choice to a
 // gateway is Inbox.Answer, called by a user surface for a request that is
 // still pending. A timeout, an interruption or a withdrawal is recorded as

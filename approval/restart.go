@@ -75,6 +75,16 @@ func (in *Inbox) srqKey(gateway, id string) string {
 	return gateway + "/srq/" + in.boot + "." + id
 }
 
+// queueKey is the key of an event-form request the gateway gave a queue
+// id (id: session/queue id): the gateway may use the id again after
+// Herald restarted, so the key carries the start tag too.
+func (in *Inbox) queueKey(gateway, id string) string {
+	if in.boot == "" {
+		return gateway + "/q/" + id
+	}
+	return gateway + "/q/" + in.boot + "." + id
+}
+
 // restoredDetail marks a request brought back from the audit log.
 const restoredDetail = "Herald restarted while this request was waiting; the gateway may still be waiting for it (answer or dismiss it), or may have settled it meanwhile"
 
@@ -128,7 +138,7 @@ func (in *Inbox) restoreLocked(now time.Time) {
 		}
 		r := restoredRequest(k, a, o.last, now)
 		r.ExpiresAt = r.ReceivedAt.Add(in.timeoutFor(r.Gateway))
-		it := &item{Request: r, restored: true}
+		it := &item{Request: r, restored: true, fromLog: true}
 		if r.Unbound == unboundRestartID {
 			it.recorded = restoredChoices(a, lastGuards(a, o.last))
 		}

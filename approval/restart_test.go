@@ -215,7 +215,7 @@ func TestRestoredServerRequestEndsWhenOfferedAgain(t *testing.T) {
 	stop()
 	in, _, stop = r.start()
 	defer stop()
-	in.Ingest(srq("g1", "s1", "7", "rm -rf ./build", t0.Add(time.Second)))
+	in.Ingest(srq("g1", "s1", "8", "rm -rf ./build", t0.Add(time.Second)))
 	p := in.Pending()
 	if len(p) != 1 || p[0].Key == old || p[0].Uncertain {
 		t.Fatalf("pending %+v", p)
