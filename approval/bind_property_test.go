@@ -90,11 +90,11 @@ type bindWorld struct {
 	// applied (by Herald), or "" if it applied nothing.
 	applied map[string]string
 	sent    map[string]bool // keys whose answer was written
-	// arrival is, per key answered, which arrival under that key the
-	// answer was for (a gateway may reuse an id after Herald restarted
-	// and forgot the request, which reuses its key).
-	arrival map[string]int
-	trace   []string // what happened, logged on a failure
+	// looked is a request as the user saw it (a notification, the
+	// window), answered in a later step: by then the gateway may have
+	// reused its id, or Herald restarted.
+	looked *Request
+	trace  []string // what happened, logged on a failure
 }
 
 func (w *bindWorld) note(format string, args ...any) {
@@ -108,7 +108,7 @@ var bindCommands = []string{"rm -rf ./a", "git push --force", "rm -rf ./b", "cur
 
 func newBindWorld(t *testing.T, rng *rand.Rand) *bindWorld {
 	w := &bindWorld{t: t, rng: rng, clk: clock.NewFake(t0), path: filepath.Join(t.TempDir(), "audit.db"),
-		queues: map[string][]*gwApproval{}, up: true, applied: map[string]string{}, sent: map[string]bool{}, arrival: map[string]int{}}
+		queues: map[string][]*gwApproval{}, up: true, applied: map[string]string{}, sent: map[string]bool{}}
 	w.open()
 	return w
 }
@@ -177,18 +177,30 @@ func (w *bindWorld) step() {
 		if w.up {
 			w.deliver(gw, a)
 		}
-	case n < 65: // the user answers what is shown
-		p := w.in.Pending()
-		if len(p) == 0 {
-			return
+	case n < 65: // the user answers what is shown, now or later
+		var r Request
+		if w.looked != nil && w.rng.IntN(2) == 0 {
+			r, w.looked = *w.looked, nil
+			w.note("the user answers %s %q, shown earlier", r.Key, r.Command)
+		} else {
+			p := w.in.Pending()
+			if len(p) == 0 {
+				return
+			}
+			r = p[w.rng.IntN(len(p))]
+			if w.rng.IntN(4) == 0 {
+				w.looked = &r
+				w.note("the user looks at %s %q", r.Key, r.Command)
+				return
+			}
 		}
-		r := p[w.rng.IntN(len(p))]
 		choice := ChoiceDeny
 		if w.rng.IntN(3) > 0 {
 			choice = ChoiceOnce
 		}
 		mode := []string{"ok", "ok", "ok", "cut-before", "cut-after"}[w.rng.IntN(5)]
 		ctx := context.WithValue(context.Background(), callKey{}, &answerCall{key: r.Key, choice: choice, mode: mode})
+		ctx = context.WithValue(ctx, shownKey{}, r)
 		err := w.in.Answer(ctx, r.Key, choice, "prop", false)
 		w.note("Herald answers %s %q %s (%s): %v", r.Key, r.Command, choice, mode, err)
 	case n < 75: // another client answers the oldest one there
@@ -297,6 +309,10 @@ func (w *bindWorld) relist() map[string]bool {
 	return open
 }
 
+// shownKey carries, in an Answer's context, the request as the user saw
+// it when they chose.
+type shownKey struct{}
+
 // bindAnswerer is the model gateways' answer path.
 type bindAnswerer struct {
 	w  *bindWorld
@@ -323,7 +339,7 @@ func (a *bindAnswerer) apply(ctx context.Context, session, id, choice string) (i
 		w.up = false
 		return 0, errors.New("not connected to the gateway")
 	}
-	shown, _ := w.in.Get(c.key)
+	shown, _ := ctx.Value(shownKey{}).(Request) // as the user saw it
 	// Find what the gateway applies the answer to.
 	var hit *gwApproval
 	var q string
@@ -349,9 +365,6 @@ func (a *bindAnswerer) apply(ctx context.Context, session, id, choice string) (i
 				}
 			}
 		}
-	}
-	if !w.sent[c.key] {
-		w.arrival[c.key] = w.arrivals(c.key)
 	}
 	w.sent[c.key] = true
 	n := 0
@@ -382,16 +395,17 @@ func (w *bindWorld) checkAudit() {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	// The last word on the request answered: its key's entries up to
-	// the next arrival under the same key.
-	last, seen := map[string]Entry{}, map[string]int{}
+	// A key names one request, across restarts: its last entry is the
+	// last word on it.
+	last, command := map[string]Entry{}, map[string]string{}
 	for _, e := range es {
-		if e.Kind == ChangeArrived {
-			seen[e.Key]++
+		if c, ok := command[e.Key]; ok && e.Command != "" && c != e.Command && c != Redact(e.Command) && e.Command != Redact(c) {
+			w.t.Errorf("%s: the audit log shows %q and %q under one key", e.Key, c, e.Command)
 		}
-		if n, ok := w.arrival[e.Key]; !ok || seen[e.Key] == n {
-			last[e.Key] = e
+		if _, ok := command[e.Key]; !ok && e.Command != "" {
+			command[e.Key] = e.Command
 		}
+		last[e.Key] = e
 	}
 	for key := range w.sent {
 		e := last[key]
@@ -407,21 +421,6 @@ func (w *bindWorld) checkAudit() {
 			w.dump(key)
 		}
 	}
-}
-
-// arrivals counts the arrivals the audit log holds under key.
-func (w *bindWorld) arrivals(key string) int {
-	es, err := w.st.List(Filter{Key: key})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	n := 0
-	for _, e := range es {
-		if e.Kind == ChangeArrived {
-			n++
-		}
-	}
-	return n
 }
 
 // dump logs the audit entries of key.
