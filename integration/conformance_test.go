@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -200,13 +201,13 @@ var scenarios = []scenario{
 	}},
 	{"submit-right-after-complete", func(t *testing.T, tg target) *transcript {
 		// Whether a submit lands before the turn is marked idle is a race
-		// on a loaded machine: try up to three turns, stop at the first
+		// on a loaded machine: try up to queueTries turns, stop at the first
 		// queued reply (0.19.0 marks the turn idle only a moment after
 		// message.complete, so it queues nearly always; 0.18.2 hardly ever).
 		tr := &transcript{}
 		c := tg.dial(t, "A")
 		s := c.Create()
-		for range 3 {
+		for range queueTries {
 			mark := c.Len()
 			c.Submit(s.SessionID, "hello")
 			c.WaitEvent(mark, wire.MessageComplete, nil)
@@ -218,7 +219,7 @@ var scenarios = []scenario{
 			}
 			c.WaitIdle(mark, s.SessionID)
 		}
-		tr.add("never queued in three turns")
+		tr.add(neverQueued)
 		return tr
 	}},
 	{"interrupt", func(t *testing.T, tg target) *transcript {
@@ -364,7 +365,7 @@ var conformanceAllow = []struct {
 		"the turn-start session.info races the running flag on the real servers"},
 	{"", "", "+ event session.info {approval_mode cwd model provider running=false title usage version yolo}",
 		"the turn-start session.info races the running flag on the real servers"},
-	{"submit-right-after-complete", "0.18.2", "- never queued in three turns",
+	{"submit-right-after-complete", "0.18.2", "- " + neverQueued,
 		// 0.18.2 marks the turn idle on the agent's thread right after it
 		// emits message.complete; under load a submit can still land
 		// before that and is queued (seen on this 2-core machine). The
@@ -401,6 +402,13 @@ func fakeFor(t *testing.T, version string) target {
 // differences the allow-list does not explain.
 func compare(t *testing.T, sc scenario, version string, fake, real target) []string {
 	t.Helper()
+	bad, _ := compareReal(t, sc, version, fake, real)
+	return bad
+}
+
+// compareReal is compare that also returns the real server's transcript.
+func compareReal(t *testing.T, sc scenario, version string, fake, real target) ([]string, []string) {
+	t.Helper()
 	got := sc.run(t, real)
 	want := sc.run(t, fake)
 	var bad []string
@@ -414,8 +422,15 @@ func compare(t *testing.T, sc scenario, version string, fake, real target) []str
 	if len(bad) > 0 || testing.Verbose() {
 		t.Logf("%s:\n  %s\n%s:\n  %s", fake.name, strings.Join(want.lines, "\n  "), real.name, strings.Join(got.lines, "\n  "))
 	}
-	return bad
+	return bad, got.lines
 }
+
+// queueTries bounds the turns submit-right-after-complete tries for a
+// queued reply; neverQueued is its transcript line when none came.
+const (
+	queueTries  = 8
+	neverQueued = "never queued in 8 turns"
+)
 
 func scenarioNamed(name string) scenario {
 	for _, sc := range scenarios {
@@ -466,7 +481,13 @@ func TestConformanceCatchesKnownDifferences(t *testing.T) {
 			rt := target{name: "real " + c.version, url: real.URL, long: "slow 40"}
 			fake := fakeTarget(t, "wrong fake", c.fake)
 			fake.caps = c.fake.Dialect == hermestest.Modern
-			bad := compare(t, scenarioNamed(c.scenario), c.version, fake, rt)
+			bad, realLines := compareReal(t, scenarioNamed(c.scenario), c.version, fake, rt)
+			if slices.Contains(realLines, neverQueued) {
+				// The difference is a race the real server wins nearly
+				// always; when it did not queue in queueTries turns
+				// either, this run could not show it.
+				t.Skipf("real %s did not answer queued in %d turns this time (a timing race), so the difference could not be provoked", c.version, queueTries)
+			}
 			if !strings.Contains(strings.Join(bad, "\n"), c.want) {
 				t.Fatalf("the comparison did not report %q; it reported %q", c.want, bad)
 			}
