@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -31,6 +32,10 @@ import (
 //     names the id for its command alone (see listed.go). The audit log
 //     thus never holds two commands under one key.
 
+// errReusedInFlight is why an answer's outcome is unknown when the
+// gateway used its request's id for another command while it was sent.
+var errReusedInFlight = errors.New("the answer was written, but meanwhile the gateway used this request's id for another command, so it may have reached that command instead")
+
 // gatewayRestarted ends a request that a new replay epoch left behind.
 var gatewayRestarted = ending{StateCancelled, Outcome{Reason: CancelRequestCancel, Detail: "the gateway restarted (a new replay epoch), so this request is gone from it; a request it lists again is new"}}
 
@@ -40,7 +45,7 @@ const reusedConflict = "the gateway gave this request the id of another command 
 
 // supersededDetail is how a restored request ends when the gateway uses
 // its id for another command.
-const supersededDetail = "Herald restarted while this request waited, and the gateway has since used its id for another command, so an answer by that id could reach that command instead; Herald no longer answers this one: if the agent still waits for it, answer it in Hermes itself"
+const supersededDetail = "Herald restarted while this request waited, and the gateway has since used its id for another command, so an answer by that id could reach that command instead; the gateway may still wait for this one: if the agent does, answer it in Hermes itself"
 
 // reusedIDLocked checks an arrival that the gateway named by id against
 // the requests restored from the log under that id (an event-form queue
@@ -75,7 +80,13 @@ func (in *Inbox) reusedIDLocked(r Request, ev wire.Event, now time.Time) (confli
 			} else if conflict == "" {
 				conflict = reusedConflict
 			}
-			in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelRequestCancel, Detail: supersededDetail}}, now)
+			if it.State == StateAnswering {
+				// Herald's answer is on its way by the id that now
+				// names another command too: it may reach either.
+				it.reusedInFlight = true
+				continue
+			}
+			in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelSuperseded, Detail: supersededDetail}}, now)
 		}
 	}
 	return conflict, false

@@ -41,6 +41,31 @@ func TestSameIDAfterRestart(t *testing.T) {
 	}
 }
 
+// TestReusedIDWhileAnswering: the gateway uses a restored request's id
+// for another command while Herald's answer to it is on its way: the
+// answer may reach either, so its outcome is unknown, never resolved.
+func TestReusedIDWhileAnswering(t *testing.T) {
+	t.Parallel()
+	queued := func(cmd string) wire.Event {
+		return event("g1", "s1", wire.ApprovalRequest, t0, map[string]any{"command": cmd, "request_id": "q1", "choices": knownChoices})
+	}
+	rig := newRestartRig(t)
+	in, _, stop := rig.start()
+	in.Ingest(queued("rm -rf ./a"))
+	stop()
+	in, _, stop = rig.start()
+	defer stop()
+	key := in.Pending()[0].Key
+	rig.ans.set(1, nil, func() { in.Ingest(queued("git push --force")) })
+	err := in.Answer(context.Background(), key, ChoiceDeny, "window", false)
+	if !errors.As(err, new(*UnknownOutcomeError)) {
+		t.Fatalf("answer: %v", err)
+	}
+	if r, _ := in.Get(key); r.State != StateSentUnknown || r.Command != "rm -rf ./a" {
+		t.Fatalf("answered request %+v", r)
+	}
+}
+
 // TestReusedIDAfterRestart: Herald restarts and restores a waiting request
 // (deny-only until the gateway lists it by its id again); the gateway then
 // uses the same id for another command. The restored request keeps the
@@ -99,8 +124,8 @@ func TestReusedIDAfterRestart(t *testing.T) {
 					t.Errorf("answer %s on the superseded request was sent", choice)
 				}
 			}
-			if old.State.Live() {
-				t.Errorf("the restored request is still %s after its id was reused: %+v", old.State, old)
+			if old, _ = in.Get(shown.Key); old.State != StateCancelled || old.Outcome.Reason != CancelSuperseded {
+				t.Errorf("the restored request is %s (%s) after its id was reused: %+v", old.State, old.Outcome.Reason, old)
 			}
 			if s := rig.ans.sent(); len(s) != 0 {
 				t.Fatalf("answers on the restored request went out: %+v", s)

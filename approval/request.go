@@ -115,6 +115,10 @@ const (
 	// CancelDismissed: the user dismissed an Uncertain request that they
 	// believe is no longer waiting; nothing was sent.
 	CancelDismissed CancelReason = "dismissed"
+	// CancelSuperseded: restored after a restart, its id now names
+	// another command at the gateway, so Herald no longer answers it
+	// (the gateway may still wait for it; Outcome.Detail says so).
+	CancelSuperseded CancelReason = "superseded"
 )
 
 // Outcome describes the latest transition. While answering it names the
@@ -315,6 +319,8 @@ func (e *EndedError) Error() string {
 		what = "the session closed, so this request is no longer waiting"
 	case e.Outcome.Reason == CancelDismissed:
 		what = fmt.Sprintf("this request was dismissed from %s", VisibleLine(e.Outcome.Surface))
+	case e.Outcome.Reason == CancelSuperseded:
+		what = fmt.Sprintf("Herald no longer answers this request (%s)", VisibleLine(e.Outcome.Detail))
 	case e.Outcome.Reason == CancelRequestCancel:
 		what = fmt.Sprintf("the gateway withdrew this request (%s)", VisibleLine(e.Outcome.Detail))
 	}
