@@ -123,6 +123,10 @@ type item struct {
 	// it since; an arrival reusing its id is checked against it by id
 	// (reusedIDLocked), as its key is the last run's.
 	fromLog bool
+	// reusedInFlight: the gateway used its id for another command while
+	// Herald's answer to it was on its way; the answer may have reached
+	// either, so its outcome is unknown (see settleLocked).
+	reusedInFlight bool
 	// recorded is what a restored request's choices were before the
 	// restart made it deny-only; a listing by its id gives them back
 	// (see listedLocked).
@@ -605,6 +609,10 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 	var err error
 	late := !now.Before(it.ExpiresAt)
 	switch {
+	case it.reusedInFlight && (serr == nil || answerIsUnknown(serr)):
+		it.hint, it.responded = nil, ""
+		in.unknownLocked(it, errReusedInFlight, now)
+		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: errReusedInFlight}
 	case it.hint != nil:
 		e = *it.hint
 		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: serr == nil, Cause: serr}
