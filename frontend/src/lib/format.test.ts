@@ -62,6 +62,7 @@ describe("outcomeText keeps outcomes distinct", () => {
     [{ state: "expired" }, "Timed out — the command did not run"],
     [{ state: "cancelled", outcome: { at: "", reason: "resolved_elsewhere" } }, "Settled elsewhere"],
     [{ state: "cancelled", outcome: { at: "", reason: "interrupted" } }, "Turn interrupted"],
+    [{ state: "cancelled", outcome: { at: "", reason: "superseded", detail: "answer it in Hermes" } }, "No longer answerable here: answer it in Hermes"],
     [{ state: "failed", outcome: { at: "", error: "bad" } }, "Cannot be answered here: bad"],
     [{ state: "sent-unknown", outcome: { at: "", choice: "once" } }, "“Allow once” sent, outcome unknown: the link dropped before the gateway confirmed it. Herald will not send it again"],
     [{ state: "outcome-unknown", outcome: { at: "", choice: "once" } }, "“Allow once” sent, outcome unknown"],
@@ -71,6 +72,9 @@ describe("outcomeText keeps outcomes distinct", () => {
   });
   it("never invites a retry for an answer of unknown outcome", () => {
     expect(outcomeText({ ...base, state: "sent-unknown", outcome: { at: "", choice: "once" } })).not.toMatch(/try again|not sent/i);
+  });
+  it("never reads a superseded request as withdrawn or answered", () => {
+    expect(outcomeText({ ...base, state: "cancelled", outcome: { at: "", reason: "superseded", detail: "x" } })).not.toMatch(/withdrawn|confirmed|settled/i);
   });
   it("never shows a timeout as a deny", () => {
     expect(outcomeText({ ...base, state: "expired" })).not.toMatch(/deny/i);

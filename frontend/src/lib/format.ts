@@ -57,6 +57,10 @@ export function outcomeText(a: Approval): string {
           return a.transport.interrupted;
         case "session_closed":
           return "Session closed";
+        case "superseded":
+          // Restored after a restart; the gateway now uses its id for
+          // another command. It may still wait: the detail says where.
+          return `No longer answerable here${o.detail ? `: ${o.detail}` : ""}`;
         case "dismissed":
           return "Dismissed";
         default:
