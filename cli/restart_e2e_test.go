@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"time"
 
@@ -18,10 +19,11 @@ import (
 
 // TestApprovalSurvivesCtrlC: `herald watch` is stopped with Ctrl-C while
 // an approval waits. The next watch over the same history shows it again
-// at once ("may still be pending"); when the gateway offers it again
-// (Modern re-lists open requests on resume) the old entry ends and the
-// new one is answered. The audit log never shows two commands under one
-// key and no entry is left open.
+// at once ("may still be pending", deny-only); when the gateway offers it
+// again by the same id for the same command in the same session (Modern
+// re-lists open requests on resume) it is the same request: it keeps its
+// key, regains its choices and is answered. The audit log never shows two
+// commands under one key and no entry is left open.
 func TestApprovalSurvivesCtrlC(t *testing.T) {
 	t.Parallel()
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
@@ -66,9 +68,9 @@ func TestApprovalSurvivesCtrlC(t *testing.T) {
 		t.Fatalf("restored approval %v", restored)
 	}
 	again := w2.waitLine(t, "the gateway's copy", func(m map[string]any) bool {
-		return m["type"] == "approval" && m["change"] == "arrived" && field(m, "request", "key") != firstKey
+		return m["type"] == "approval" && field(m, "request", "key") == firstKey && field(m, "request", "uncertain") != true && field(m, "request", "state") == "pending"
 	})
-	if field(again, "request", "command") != "rm -rf ./build" {
+	if field(again, "request", "command") != "rm -rf ./build" || !strings.Contains(fmt.Sprint(field(again, "request", "choices")), "once") {
 		t.Fatalf("offered again: %v", again)
 	}
 	out, e, code := run(t, "approve", "--control", filepath.Join(dir, "run2", "ctl.sock"), again["id"].(string), "deny")
@@ -108,8 +110,9 @@ func TestApprovalSurvivesCtrlC(t *testing.T) {
 			cmds[en.Key] = en.Command
 		}
 	}
-	if len(last) != 2 {
-		t.Fatalf("%d keys in the log, want 2: %v", len(last), last)
+	// One request, offered again by its own id: one key, resolved.
+	if len(last) != 1 || last[firstKey] != "resolved" {
+		t.Fatalf("keys in the log %v, want only %s, resolved", last, firstKey)
 	}
 	for k, st := range last {
 		if st == "pending" || st == "answering" {
