@@ -121,6 +121,9 @@ type Config struct {
 	// OnStatus receives every status change, from the client's
 	// goroutines. It must not block.
 	OnStatus func(Status)
+	// OnProblem, when set, hears of a failure no call returns: a run
+	// followed by its id that the server does not know.
+	OnProblem func(error)
 }
 
 // Client talks to one API server.

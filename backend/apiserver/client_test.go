@@ -510,7 +510,8 @@ func TestFollowLate(t *testing.T) {
 	for _, d := range dialects {
 		t.Run(d.String(), func(t *testing.T) {
 			t.Parallel()
-			h := start(t, d, setup{})
+			problems := make(chan error, 4)
+			h := start(t, d, setup{client: func(c *apiserver.Config) { c.OnProblem = func(err error) { problems <- err } }})
 			r, err := h.client.StartRun(ctxT(t), apiserver.RunRequest{Input: "hello late subscriber", NoFollow: true})
 			if err != nil {
 				t.Fatal(err)
@@ -525,8 +526,21 @@ func TestFollowLate(t *testing.T) {
 
 			h.client.Follow("run_doesnotexist")
 			ri := h.rec.waitRun(t, "run_doesnotexist", "done", func(ri apiserver.RunInfo) bool { return ri.Mode == apiserver.ModeDone })
-			if !strings.Contains(ri.Err, "does not know run") {
+			if !strings.Contains(ri.Err, "does not know run") || !strings.Contains(ri.Err, "check the id") || ri.Interrupted {
 				t.Errorf("run info %+v", ri)
+			}
+			// The surfaces hear of it, once, in words that say what to do.
+			select {
+			case err := <-problems:
+				if !strings.Contains(err.Error(), "run_doesnotexist: check the id") {
+					t.Errorf("problem %q", err)
+				}
+			default:
+				t.Error("following an unknown run reported no problem")
+			}
+			// A run never seen was not interrupted: nothing was missed.
+			if st := h.client.Status(); st.MayHaveMissedEvents {
+				t.Errorf("an unknown run says events may have been missed: %+v", st)
 			}
 			h.client.Forget("run_doesnotexist")
 			if st := h.client.Status(); len(st.Runs) != 1 || st.MayHaveMissedEvents {

@@ -41,7 +41,7 @@ func init() {
 // configOf is a client's configuration from the contract's.
 func configOf(cfg source.Config, h source.Hooks) Config {
 	c := Config{Name: cfg.Name, URL: cfg.URL, Key: cfg.Secrets["key"], RootCAs: cfg.RootCAs,
-		Clock: cfg.Clock, Logger: cfg.Logger, OnEvent: h.OnEvent}
+		Clock: cfg.Clock, Logger: cfg.Logger, OnEvent: h.OnEvent, OnProblem: h.OnProblem}
 	if h.OnStatus != nil {
 		c.OnStatus = func(st Status) { h.OnStatus(st.Source()) }
 	}

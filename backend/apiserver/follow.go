@@ -478,6 +478,19 @@ func (c *Client) poll(ctx context.Context, rs *runState, reason string) {
 		case ctx.Err() != nil:
 			return
 		case isAPI && ae.Status == http.StatusNotFound:
+			c.mu.Lock()
+			seen := rs.streams > 0 || rs.delivered > 0
+			c.mu.Unlock()
+			if !seen {
+				// Never seen: a mistyped id, or a run long gone. Nothing
+				// of it was missed, so no "events may have been missed".
+				msg := "the API server does not know run " + rs.id + ": check the id that POST /v1/runs returned (it starts with run_); a run that finished long ago, or belongs to another key, is not known either"
+				if c.cfg.OnProblem != nil { // before finish: watchers of the run's end hear it first
+					c.cfg.OnProblem(errors.New(msg))
+				}
+				c.finish(rs, msg)
+				return
+			}
 			msg := "the API server does not know run " + rs.id + " (it finished and expired, the server restarted, or it belongs to another key); its outcome is unknown"
 			c.interrupted(rs, msg)
 			c.finish(rs, msg)
