@@ -547,8 +547,11 @@ func (in *Inbox) Answer(ctx context.Context, key, choice, surface string, confir
 	return err
 }
 
-// answerableLocked checks that an answer may be sent now.
-func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item, error) {
+// waitingLocked is the request under key if it still waits for an answer
+// (approvals and prompts alike); else the error that says why not. An
+// answer of unknown outcome refuses a second one: it could reach whatever
+// the gateway asks next.
+func (in *Inbox) waitingLocked(key string) (*item, error) {
 	it, ok := in.items[key]
 	switch {
 	case !ok:
@@ -559,6 +562,16 @@ func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item
 		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
 	case it.State != StatePending:
 		return nil, &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome}
+	}
+	return it, nil
+}
+
+// answerableLocked checks that an answer may be sent now.
+func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item, error) {
+	it, err := in.waitingLocked(key)
+	switch {
+	case err != nil:
+		return nil, err
 	case it.Dialect == DialectServerRequest && it.RequestID == "":
 		return nil, ErrNoRequestID
 	}

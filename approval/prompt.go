@@ -286,20 +286,8 @@ func (in *Inbox) answerPrompt(ctx context.Context, key string, value *wire.Secre
 	var err error
 	var target Request
 	in.do(func(now time.Time) {
-		cur, ok := in.items[key]
-		switch {
-		case !ok:
-			err = ErrNotFound
-			return
-		case cur.State == StateSentUnknown || cur.State == StateOutcomeUnknown:
-			// A second answer could reach whatever the gateway asks next.
-			err = &AnsweredError{Choice: cur.Outcome.Choice, Surface: cur.Outcome.Surface, At: cur.Outcome.At, Unknown: true}
-			return
-		case cur.State == StateAnswering || cur.State == StateResolved:
-			err = &AnsweredError{Choice: cur.Outcome.Choice, Surface: cur.Outcome.Surface, At: cur.Outcome.At, InFlight: cur.State == StateAnswering}
-			return
-		case cur.State != StatePending:
-			err = &EndedError{Kind: cur.Kind, State: cur.State, Outcome: cur.Outcome}
+		var cur *item
+		if cur, err = in.waitingLocked(key); err != nil {
 			return
 		}
 		ans, ok := in.answerers(cur.Gateway)
