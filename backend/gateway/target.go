@@ -34,7 +34,7 @@ func parseTarget(raw string) (target, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return target{}, fmt.Errorf("gateway URL %q is not a URL: %v", withoutQuery(given), err)
+		return target{}, fmt.Errorf("gateway URL %q is not a URL: %v", addr.Shown(given), err)
 	}
 	if u.User != nil {
 		return target{}, fmt.Errorf("gateway URL must not carry credentials; pass the token or password separately")
@@ -55,7 +55,7 @@ func parseTarget(raw string) (target, error) {
 		return target{}, fmt.Errorf("gateway URL scheme %q is not supported: use http, https, ws or wss", u.Scheme)
 	}
 	if u.Hostname() == "" {
-		return target{}, fmt.Errorf("gateway URL %q has no host", withoutQuery(given))
+		return target{}, fmt.Errorf("gateway URL %q has no host", addr.Shown(given))
 	}
 	host := u.Host
 	if u.Port() == "" {
@@ -72,7 +72,7 @@ func parseTarget(raw string) (target, error) {
 	// The host must survive a round trip: net/url accepts some hosts it
 	// cannot print back (e.g. "::"), which would only fail at dial time.
 	if _, err := url.Parse(base.String()); err != nil {
-		return target{}, fmt.Errorf("gateway URL %q has an invalid host %q", withoutQuery(given), u.Host)
+		return target{}, fmt.Errorf("gateway URL %q has an invalid host %q", addr.Shown(given), u.Host)
 	}
 	return target{base: base, ws: ws}, nil
 }
@@ -88,7 +88,3 @@ func (t target) endpoint(p string) string {
 func (t target) origin() string {
 	return (&url.URL{Scheme: t.base.Scheme, Host: t.base.Host}).String()
 }
-
-// withoutQuery is a URL as typed, cut before its query: a token may sit
-// there, and an error must not echo it.
-func withoutQuery(raw string) string { return addr.Shown(raw) }
