@@ -21,16 +21,12 @@ type TrayRun struct {
 // trayRunLabelMax bounds a run's label in the tray menu.
 const trayRunLabelMax = 60
 
-// trayRun labels a running session by its one name (ss.Name: what the
-// Sessions panel, the gateway card and the history call it), as
-// "gateway · name: what it does".
+// trayRun labels a running session of a Snapshot by its one name (ss.Name,
+// which displaySessions gave it: what the Sessions panel, the gateway card
+// and the history call it), as "gateway · name: what it does".
 func trayRun(ss service.SessionView) TrayRun {
 	what := service.RunDoing(ss.Tool, ss.Title)
-	name := ss.Name
-	if name == "" {
-		name = service.SessionName(ss.Title, ss.StoredID, ss.ID)
-	}
-	label, cut := approval.Truncate(ss.Gateway+" · "+name+": "+what, trayRunLabelMax)
+	label, cut := approval.Truncate(ss.Gateway+" · "+ss.Name+": "+what, trayRunLabelMax)
 	label = approval.VisibleLine(label)
 	if cut {
 		label += "…"
