@@ -21,13 +21,14 @@ import (
 )
 
 // The control socket lets `herald approve`, `herald pending` and `herald
-// log` reach the Herald process that holds the gateway connections. It is
-// a Unix socket in a directory only the user can enter; one JSON request
-// per line, one JSON response per line.
+// log` reach the Herald process that holds the gateway connections, and
+// `herald watch` and the window process follow its event stream (op
+// watch, watch.go). It is a Unix socket in a directory only the user can
+// enter; one JSON request per line, one JSON response per line.
 
 // ControlRequest is one command over the control socket.
 type ControlRequest struct {
-	Op            string `json:"op"` // pending | approve | answer | dismiss | log | view | window.*
+	Op            string `json:"op"` // pending | approve | answer | dismiss | log | view | watch | window.*
 	Key           string `json:"key,omitempty"`
 	Choice        string `json:"choice,omitempty"`
 	ConfirmAlways bool   `json:"confirm_always,omitempty"`
@@ -45,6 +46,11 @@ type ControlRequest struct {
 	// to the window and its arguments, each as JSON.
 	Method string            `json:"method,omitempty"`
 	Args   []json.RawMessage `json:"args,omitempty"`
+	// Watch is what op watch streams, and Queue the length of the
+	// watcher's queue in Herald (<= 0 or more than DefaultQueue:
+	// DefaultQueue).
+	Watch Watch `json:"watch,omitempty"`
+	Queue int   `json:"queue,omitempty"`
 	// Chunked asks for a long list (pending, log) in several response
 	// lines of at most about controlChunkBytes each, every one but the
 	// last marked More, rather than in one line of any length.
@@ -63,9 +69,10 @@ type ControlResponse struct {
 	Stop     *StopResult        `json:"stop,omitempty"`
 	Ask      *AskResult         `json:"ask,omitempty"`
 	// Result is a window call's result; Event one event of a window.events
-	// stream.
+	// stream, Notify one notification of a watch stream.
 	Result json.RawMessage `json:"result,omitempty"`
 	Event  *WindowEvent    `json:"event,omitempty"`
+	Notify *Notify         `json:"notify,omitempty"`
 	// More: another line of this response follows (Chunked requests).
 	More bool `json:"more,omitempty"`
 }
@@ -164,14 +171,14 @@ func cutShort(ctx context.Context) error {
 // ErrNoDaemon means no Herald process is serving the control socket.
 var ErrNoDaemon = errors.New("no running Herald found: start `herald watch` or the desktop app first")
 
-// ServeControl serves the control socket at path until ctx ends. It
-// refuses to run when the socket's folder or an existing socket is not
-// private to this user (see checkControlDir), and it answers only
-// connections from processes of this user.
 // ErrAlreadyRunning is ServeControl's error when another Herald serves the
 // control socket.
 var ErrAlreadyRunning = errors.New("another Herald is already running")
 
+// ServeControl serves the control socket at path until ctx ends. It
+// refuses to run when the socket's folder or an existing socket is not
+// private to this user (see checkControlDir), and it answers only
+// connections from processes of this user.
 func (s *Service) ServeControl(ctx context.Context, path string) error {
 	return s.serveControl(ctx, path, os.Getuid())
 }
@@ -289,6 +296,10 @@ func (s *Service) serveConn(ctx context.Context, c net.Conn) {
 		}
 		if req.Op == opWindowEvents {
 			s.streamWindow(ctx, c, sc, enc)
+			return
+		}
+		if req.Op == opWatch {
+			s.serveWatch(ctx, c, sc, enc, req)
 			return
 		}
 		resp := s.handleControl(ctx, req)

@@ -147,6 +147,7 @@ func New(cfg Config) *Service {
 		sessionsDropped: map[string]int{},
 		statuses:        map[string]source.Status{},
 	}
+	s.bus.now = cfg.Clock.Now
 	s.inbox = approval.New(approval.Options{
 		Clock:     cfg.Clock,
 		Store:     cfg.Store,
@@ -234,6 +235,7 @@ func (s *Service) onStatus(st source.Status) {
 	s.mu.Lock()
 	s.statuses[st.Gateway] = st
 	s.mu.Unlock()
+	s.bus.publish(WatchStatus, Notify{Status: &st})
 	s.changed()
 }
 

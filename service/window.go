@@ -28,6 +28,14 @@ const (
 type WindowEvent struct {
 	Name string          `json:"name"`
 	Data json.RawMessage `json:"data,omitempty"`
+	// Latest: only the newest event of this name matters (a snapshot of
+	// the whole window): one a window has not read yet is replaced by
+	// the next.
+	Latest bool `json:"-"`
+	// Hold: when no window watches, the event waits for the next window
+	// to come, for at most WindowHoldAge (a click that opens the window
+	// on an approval).
+	Hold bool `json:"-"`
 }
 
 // WindowHost is what serves a window process: the desktop app.

@@ -233,6 +233,25 @@ func (e *Event) DecodeData() error {
 	return nil
 }
 
+// DecodeDataFrom fills e.Data from raw, the JSON of e.Data as another
+// Herald process marshalled it (the control socket's watch stream): a
+// transport may normalise Data apart from Payload (an API server's
+// events), so Data travels on its own. Kinds without a typed payload
+// here leave Data nil.
+func (e *Event) DecodeDataFrom(raw json.RawMessage) error {
+	v := typedPayload(e.Kind)
+	if v == nil || len(raw) == 0 {
+		e.Data = v
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		e.Data = nil
+		return fmt.Errorf("decode %s data: %w", e.Kind, err)
+	}
+	e.Data = v
+	return nil
+}
+
 // Approval returns the approval payload of an approval event.
 func (e *Event) Approval() (*ApprovalPayload, bool) {
 	a, ok := e.Data.(*ApprovalPayload)
