@@ -8,11 +8,8 @@ import (
 	"go/token"
 	"log/slog"
 	"reflect"
-	"sync"
-	"time"
 
 	"github.com/herald-desktop/herald/approval/surface"
-	"github.com/herald-desktop/herald/backend/clock"
 	native "github.com/herald-desktop/herald/desktop"
 	"github.com/herald-desktop/herald/service"
 )
@@ -20,9 +17,10 @@ import (
 // The split process model (Linux). The always-on Herald runs the App with
 // a headless Platform: notifications over D-Bus, the tray, the service and
 // the control socket, and no web view. The window is a child process
-// (Window, in window.go) started on demand; it calls the App's bound
-// methods through CallWindow and follows its events through
-// SubscribeWindow, both over the control socket, and exits when closed.
+// (Window, in winproc.go) started on demand; it calls the App's bound
+// methods through CallWindow over the control socket, follows the events
+// the App publishes for it (service.PublishWindow) on the service's one
+// event stream there (service.WatchWindow), and exits when closed.
 
 // Events the window process handles itself rather than passing to the page.
 const (
@@ -55,20 +53,29 @@ type HeadlessPlatform struct {
 	// OnQuit ends the process (tray Quit).
 	OnQuit func()
 	Log    *slog.Logger
-	// Clock ages events that wait for a window (default: real).
-	Clock clock.Clock
 
-	hub windowHub
+	// svc carries events to window processes (set by StartHeadless).
+	svc *service.Service
 }
 
-// Emit sends an event to the window process, if one follows.
-func (p *HeadlessPlatform) Emit(name string, data any) { p.hub.emit(p.now(), name, data) }
-
-func (p *HeadlessPlatform) now() time.Time {
-	if p.Clock == nil {
-		return time.Now()
+// Emit sends an event to the window processes that follow the window's
+// events. A snapshot matters only as the latest, and a window that opens
+// fetches its own; an approval to open or a raise waits for the next
+// window if none follows now (service.WindowHoldAge).
+func (p *HeadlessPlatform) Emit(name string, data any) {
+	if p.svc == nil {
+		return
 	}
-	return p.Clock.Now()
+	var raw json.RawMessage
+	if data != nil {
+		b, err := json.Marshal(data)
+		if err != nil {
+			return
+		}
+		raw = b
+	}
+	p.svc.PublishWindow(service.WindowEvent{Name: name, Data: raw,
+		Latest: name == EventSnapshot, Hold: name != EventSnapshot && name != EventQuit})
 }
 
 // ShowWindow raises the window, starting its process if needed. If it
@@ -99,7 +106,7 @@ func (p *HeadlessPlatform) showWindow() error {
 		return err
 	}
 	if !started {
-		p.hub.emit(p.now(), EventShow, nil)
+		p.Emit(EventShow, nil)
 	}
 	return nil
 }
@@ -138,81 +145,9 @@ func (p *HeadlessPlatform) OnNotificationAction(fn func(id, action string)) {
 
 // Quit ends Herald and closes the window.
 func (p *HeadlessPlatform) Quit() {
-	p.hub.emit(p.now(), EventQuit, nil)
+	p.Emit(EventQuit, nil)
 	if p.OnQuit != nil {
 		p.OnQuit()
-	}
-}
-
-// windowHub fans events out to window processes. Events sent while no
-// window follows (an approval to open, a raise) wait for the next one, for
-// hubMaxAge; snapshots do not, the window fetches its own when it opens.
-type windowHub struct {
-	mu     sync.Mutex
-	subs   map[chan service.WindowEvent]struct{}
-	queued []queuedEvent
-}
-
-type queuedEvent struct {
-	at time.Time
-	ev service.WindowEvent
-}
-
-const (
-	hubBuffer = 64
-	hubQueue  = 16
-	// hubMaxAge: a window that opens later than this after the click that
-	// asked for it does not act on it (the window failed to start).
-	hubMaxAge = 30 * time.Second
-)
-
-func (h *windowHub) emit(now time.Time, name string, data any) {
-	var raw json.RawMessage
-	if data != nil {
-		b, err := json.Marshal(data)
-		if err != nil {
-			return
-		}
-		raw = b
-	}
-	ev := service.WindowEvent{Name: name, Data: raw}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.subs) == 0 {
-		if name != EventSnapshot && name != EventQuit && len(h.queued) < hubQueue {
-			h.queued = append(h.queued, queuedEvent{at: now, ev: ev})
-		}
-		return
-	}
-	for ch := range h.subs {
-		select {
-		case ch <- ev:
-		default: // a stuck window misses this one; snapshots carry everything
-		}
-	}
-}
-
-func (h *windowHub) subscribe(now time.Time) (<-chan service.WindowEvent, func()) {
-	ch := make(chan service.WindowEvent, hubBuffer)
-	h.mu.Lock()
-	if h.subs == nil {
-		h.subs = map[chan service.WindowEvent]struct{}{}
-	}
-	h.subs[ch] = struct{}{}
-	for _, q := range h.queued {
-		if now.Sub(q.at) <= hubMaxAge {
-			ch <- q.ev
-		}
-	}
-	h.queued = nil
-	h.mu.Unlock()
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			h.mu.Lock()
-			delete(h.subs, ch)
-			h.mu.Unlock()
-		})
 	}
 }
 
@@ -226,6 +161,7 @@ type windowHost struct {
 // StartHeadless runs the App without a web view: it installs p, starts the
 // tray, serves window processes over the control socket and connects.
 func (a *App) StartHeadless(p *HeadlessPlatform) error {
+	p.svc = a.svc
 	a.svc.SetWindowHost(windowHost{a: a, p: p})
 	a.Attach(p)
 	if p.NotesErr != nil {
@@ -239,10 +175,6 @@ func (a *App) StartHeadless(p *HeadlessPlatform) error {
 
 func (h windowHost) CallWindow(ctx context.Context, method string, args []json.RawMessage) (json.RawMessage, error) {
 	return h.a.callBound(method, args)
-}
-
-func (h windowHost) SubscribeWindow() (<-chan service.WindowEvent, func()) {
-	return h.p.hub.subscribe(h.p.now())
 }
 
 func (h windowHost) ShowWindow() error { return h.p.showWindow() }

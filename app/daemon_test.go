@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -104,6 +106,25 @@ func (l *fakeLauncher) Start() (bool, error) {
 	return true, nil
 }
 
+// windowEvents follows the window's events as a window process does: on
+// the service's event stream (WatchWindow).
+func windowEvents(t *testing.T, svc *service.Service) (<-chan service.WindowEvent, func()) {
+	t.Helper()
+	sub := svc.Subscribe(service.WatchWindow, 0)
+	ch := make(chan service.WindowEvent, 64)
+	go func() {
+		defer close(ch)
+		for {
+			n, err := sub.Next(context.Background())
+			if err != nil {
+				return
+			}
+			ch <- *n.Window
+		}
+	}()
+	return ch, sub.Close
+}
+
 // TestHeadlessPlatform: without a web view, notifications go to the
 // notifier (approvals urgent), ShowWindow starts the window process once
 // and then raises it, and what the window must not miss waits for it.
@@ -111,7 +132,9 @@ func TestHeadlessPlatform(t *testing.T) {
 	t.Parallel()
 	notes, win := &fakeNotes{}, &fakeLauncher{}
 	quit := 0
-	p := &HeadlessPlatform{Notes: notes, Window: win, OnQuit: func() { quit++ }}
+	svc := service.New(service.Config{})
+	defer svc.Close()
+	p := &HeadlessPlatform{Notes: notes, Window: win, OnQuit: func() { quit++ }, svc: svc}
 	p.Notify(Notification{ID: "k1", Title: "Approve?", Body: "rm -rf ./b", Actions: [][2]string{{"once", "Approve once"}, {"deny", "Deny"}}})
 	p.Notify(Notification{ID: "run:x", Title: "Run finished"})
 	p.Withdraw("k1")
@@ -136,7 +159,7 @@ func TestHeadlessPlatform(t *testing.T) {
 	if win.starts != 1 || !win.Running() {
 		t.Fatalf("ShowWindow started %d windows", win.starts)
 	}
-	events, cancel := p.hub.subscribe(time.Now())
+	events, cancel := windowEvents(t, svc)
 	want := []service.WindowEvent{{Name: EventOpenApproval, Data: json.RawMessage(`"k1"`)}}
 	p.ShowWindow() // running: raise it
 	want = append(want, service.WindowEvent{Name: EventShow})
@@ -161,6 +184,29 @@ func TestHeadlessPlatform(t *testing.T) {
 	}
 }
 
+// TestHeadlessPlatformSnapshotsMerge: a window that has not read a
+// snapshot yet gets the newest one in its place, not a queue of them.
+func TestHeadlessPlatformSnapshotsMerge(t *testing.T) {
+	t.Parallel()
+	svc := service.New(service.Config{})
+	defer svc.Close()
+	p := &HeadlessPlatform{svc: svc}
+	sub := svc.Subscribe(service.WatchWindow, 0)
+	defer sub.Close()
+	for i := range 5 {
+		p.Emit(EventSnapshot, Snapshot{Version: fmt.Sprint(i)})
+	}
+	p.Emit(EventOpenApproval, "k1")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, want := range []string{`"version":"4"`, `"k1"`} {
+		n, err := sub.Next(ctx)
+		if err != nil || n.Window == nil || !strings.Contains(string(n.Window.Data), want) || n.Lagged != 0 {
+			t.Fatalf("got %+v, %v; want %s", n, err, want)
+		}
+	}
+}
+
 // TestHeadlessPlatformStaleAndFailed: a request to open an approval does
 // not wait forever for a window that never came; a window that cannot
 // start is reported in a notification.
@@ -168,19 +214,20 @@ func TestHeadlessPlatformStaleAndFailed(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC))
 	notes := &fakeNotes{}
-	p := &HeadlessPlatform{Notes: notes, Window: failingLauncher{}, Clock: clk}
+	svc := service.New(service.Config{Clock: clk})
+	defer svc.Close()
+	p := &HeadlessPlatform{Notes: notes, Window: failingLauncher{}, svc: svc}
 	p.Emit(EventOpenApproval, "old")
-	clk.Advance(hubMaxAge + time.Second)
+	clk.Advance(service.WindowHoldAge + time.Second)
 	p.Emit(EventOpenApproval, "new")
-	events, cancel := p.hub.subscribe(clk.Now())
+	events, cancel := windowEvents(t, svc)
 	defer cancel()
 	if ev := <-events; string(ev.Data) != `"new"` {
 		t.Fatalf("first event for a late window: %s %s, want the new approval only", ev.Name, ev.Data)
 	}
-	select {
-	case ev := <-events:
+	p.Emit(EventQuit, nil) // a marker: whatever came before it was held
+	if ev := <-events; ev.Name != EventQuit {
 		t.Fatalf("a stale event reached the window: %s %s", ev.Name, ev.Data)
-	default:
 	}
 	p.ShowWindow()
 	if len(notes.shown) != 1 || notes.shown[0].ID != windowErrorID || !strings.Contains(notes.shown[0].Body, "herald-window") {

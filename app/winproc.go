@@ -118,8 +118,37 @@ func WindowDomReady(w *Window, ctx context.Context) {
 	w.follow.Do(func() { go w.followEvents(ctx) })
 }
 
+// windowQueue is the window's queue in Herald: snapshots not yet read
+// merge into the latest, so a stuck window holds little.
+const windowQueue = 64
+
+// followEvents follows the window's events on Herald's event stream
+// (service.WatchWindow) until Herald goes away.
 func (w *Window) followEvents(ctx context.Context) {
-	err := service.WindowEvents(ctx, w.control, nil, func(ev service.WindowEvent) {
+	err := w.watchEvents(ctx)
+	w.log.Warn("the window lost Herald; closing", "err", err)
+	runtime.Quit(ctx)
+}
+
+func (w *Window) watchEvents(ctx context.Context) error {
+	stream, err := service.WatchControl(ctx, w.control, service.WatchWindow, windowQueue)
+	if err != nil {
+		return err
+	}
+	defer stream.Close()
+	for {
+		n, err := stream.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if n.Lagged > 0 {
+			// The next snapshot redraws the whole window.
+			w.log.Info("the window fell behind Herald's events", "lost", n.Lagged)
+		}
+		ev := n.Window
+		if ev == nil {
+			continue
+		}
 		switch ev.Name {
 		case EventShow:
 			runtime.WindowShow(ctx)
@@ -133,7 +162,5 @@ func (w *Window) followEvents(ctx context.Context) {
 			}
 			runtime.EventsEmit(ctx, ev.Name, data)
 		}
-	})
-	w.log.Warn("the window lost Herald; closing", "err", err)
-	runtime.Quit(ctx)
+	}
 }

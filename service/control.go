@@ -68,10 +68,9 @@ type ControlResponse struct {
 	Runs     []RunRef           `json:"runs,omitempty"`
 	Stop     *StopResult        `json:"stop,omitempty"`
 	Ask      *AskResult         `json:"ask,omitempty"`
-	// Result is a window call's result; Event one event of a window.events
-	// stream, Notify one notification of a watch stream.
+	// Result is a window call's result; Notify one notification of a
+	// watch stream.
 	Result json.RawMessage `json:"result,omitempty"`
-	Event  *WindowEvent    `json:"event,omitempty"`
 	Notify *Notify         `json:"notify,omitempty"`
 	// More: another line of this response follows (Chunked requests).
 	More bool `json:"more,omitempty"`
@@ -293,10 +292,6 @@ func (s *Service) serveConn(ctx context.Context, c net.Conn) {
 		if err != nil {
 			enc.Encode(ControlResponse{Error: "bad request: the line is not a Herald control request"})
 			continue
-		}
-		if req.Op == opWindowEvents {
-			s.streamWindow(ctx, c, sc, enc)
-			return
 		}
 		if req.Op == opWatch {
 			s.serveWatch(ctx, c, sc, enc, req)

@@ -1,27 +1,23 @@
 package service
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net"
-	"os"
 )
 
 // The window process. On Linux the always-on Herald holds no web view: the
 // window is a child process, started on demand, that calls the methods the
 // window is bound to and follows the window's events over the control
-// socket (ops window.call, window.events and window.show), and exits when
-// it is closed. The service only carries these; the desktop app (a
-// WindowHost) answers them.
+// socket (ops window.call and window.show), follows the window's events
+// on the one event stream (op watch with WatchWindow, see watch.go), and
+// exits when it is closed. The service only carries these; the desktop
+// app (a WindowHost, and PublishWindow) answers them.
 
 // Window operations on the control socket.
 const (
-	opWindowCall   = "window.call"
-	opWindowEvents = "window.events"
-	opWindowShow   = "window.show"
+	opWindowCall = "window.call"
+	opWindowShow = "window.show"
 )
 
 // WindowEvent is one event for the window (see app.EventSnapshot).
@@ -38,13 +34,17 @@ type WindowEvent struct {
 	Hold bool `json:"-"`
 }
 
+// PublishWindow sends ev to the window processes that follow the window's
+// events (WatchWindow).
+func (s *Service) PublishWindow(ev WindowEvent) {
+	s.bus.publish(WatchWindow, Notify{Window: &ev})
+}
+
 // WindowHost is what serves a window process: the desktop app.
 type WindowHost interface {
 	// CallWindow runs a method bound to the window with its JSON
 	// arguments and returns its JSON result.
 	CallWindow(ctx context.Context, method string, args []json.RawMessage) (json.RawMessage, error)
-	// SubscribeWindow streams the window's events until cancel is called.
-	SubscribeWindow() (events <-chan WindowEvent, cancel func())
 	// ShowWindow opens or raises the window (a second launch of Herald).
 	ShowWindow() error
 }
@@ -90,44 +90,6 @@ func (s *Service) handleWindow(ctx context.Context, req ControlRequest) ControlR
 	}
 }
 
-// streamWindow writes the window's events to c, one response line each,
-// until the window process hangs up or the service stops.
-func (s *Service) streamWindow(ctx context.Context, c net.Conn, sc *bufio.Scanner, enc *json.Encoder) {
-	h := s.host()
-	if h == nil {
-		enc.Encode(ControlResponse{Error: errNoWindowHost.Error()})
-		return
-	}
-	events, cancel := h.SubscribeWindow()
-	defer cancel()
-	// The first line says the stream is up, so the window knows that what
-	// it fetches next cannot miss an event.
-	if enc.Encode(ControlResponse{}) != nil {
-		return
-	}
-	gone := make(chan struct{})
-	go func() {
-		for sc.Scan() { // the window sends nothing more; EOF is goodbye
-		}
-		close(gone)
-	}()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-gone:
-			return
-		case ev, ok := <-events:
-			if !ok {
-				return
-			}
-			if err := enc.Encode(ControlResponse{Event: &ev}); err != nil {
-				return
-			}
-		}
-	}
-}
-
 // WindowCall runs a window method in the Herald serving path.
 func WindowCall(ctx context.Context, path, method string, args []json.RawMessage) (json.RawMessage, error) {
 	resp, err := Control(ctx, path, ControlRequest{Op: opWindowCall, Method: method, Args: args})
@@ -141,45 +103,4 @@ func WindowCall(ctx context.Context, path, method string, args []json.RawMessage
 func ShowWindow(ctx context.Context, path string) error {
 	_, err := Control(ctx, path, ControlRequest{Op: opWindowShow})
 	return err
-}
-
-// WindowEvents follows the window's events from the Herald serving path:
-// ready is called once the stream is up, then fn for each event, until ctx
-// ends or Herald goes away (an error saying so).
-func WindowEvents(ctx context.Context, path string, ready func(), fn func(WindowEvent)) error {
-	c, err := dialControl(ctx, path, os.Getuid())
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	if err := json.NewEncoder(c).Encode(ControlRequest{Op: opWindowEvents}); err != nil {
-		return fmt.Errorf("talking to Herald failed: %v", err)
-	}
-	sc := bufio.NewScanner(c)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	first := true
-	for sc.Scan() {
-		var resp ControlResponse
-		if err := json.Unmarshal(sc.Bytes(), &resp); err != nil {
-			return fmt.Errorf("Herald's event did not decode: %v", err)
-		}
-		if resp.Error != "" {
-			return errors.New(resp.Error)
-		}
-		if first {
-			first = false
-			if ready != nil {
-				ready()
-			}
-		}
-		if resp.Event != nil {
-			fn(*resp.Event)
-		}
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return errors.New("Herald stopped: the window closes with it")
 }

@@ -11,17 +11,15 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/testwait"
+	"github.com/herald-desktop/herald/backend/wire"
 )
 
-// fakeHost is a WindowHost that echoes calls and streams what the test
-// sends.
+// fakeHost is a WindowHost that echoes calls.
 type fakeHost struct {
-	mu     sync.Mutex
-	calls  []string
-	shows  int
-	events chan WindowEvent
-	subbed chan struct{}
-	gone   chan struct{}
+	mu    sync.Mutex
+	calls []string
+	shows int
 }
 
 func (h *fakeHost) CallWindow(_ context.Context, method string, args []json.RawMessage) (json.RawMessage, error) {
@@ -34,11 +32,6 @@ func (h *fakeHost) CallWindow(_ context.Context, method string, args []json.RawM
 	return json.Marshal(map[string]any{"method": method, "args": args})
 }
 
-func (h *fakeHost) SubscribeWindow() (<-chan WindowEvent, func()) {
-	close(h.subbed)
-	return h.events, func() { close(h.gone) }
-}
-
 func (h *fakeHost) ShowWindow() error {
 	h.mu.Lock()
 	h.shows++
@@ -47,8 +40,9 @@ func (h *fakeHost) ShowWindow() error {
 }
 
 // TestWindowOverControl: a window process calls bound methods, raises the
-// window and follows events over the control socket; without a host (the
-// terminal's `herald watch`) it is told why not.
+// window and follows the window's events on the one event stream over the
+// control socket; without a host (the terminal's `herald watch`) it is
+// told why not.
 func TestWindowOverControl(t *testing.T) {
 	t.Parallel()
 	s := New(Config{Clock: clock.NewFake(time.Unix(0, 0))})
@@ -62,7 +56,10 @@ func TestWindowOverControl(t *testing.T) {
 	if _, err := WindowCall(ctx, path, "Snapshot", nil); err == nil || !strings.Contains(err.Error(), "no window") {
 		t.Fatalf("a window call without a host: %v", err)
 	}
-	h := &fakeHost{events: make(chan WindowEvent, 4), subbed: make(chan struct{}), gone: make(chan struct{})}
+	if _, err := WatchControl(ctx, path, WatchWindow, 0); err == nil || !strings.Contains(err.Error(), "no window") {
+		t.Fatalf("following the window's events without a host: %v", err)
+	}
+	h := &fakeHost{}
 	s.SetWindowHost(h)
 
 	res, err := WindowCall(ctx, path, "Answer", []json.RawMessage{json.RawMessage(`"k1"`), json.RawMessage(`"once"`), json.RawMessage(`false`)})
@@ -80,46 +77,41 @@ func TestWindowOverControl(t *testing.T) {
 	}
 
 	sctx, stop := context.WithCancel(ctx)
-	got := make(chan WindowEvent, 4)
-	ready := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		done <- WindowEvents(sctx, path, func() { close(ready) }, func(ev WindowEvent) { got <- ev })
-	}()
-	<-h.subbed
-	<-ready
-	sent := []WindowEvent{{Name: "herald:snapshot", Data: json.RawMessage(`{"version":"x"}`)}, {Name: "herald:show"}}
-	for _, ev := range sent {
-		h.events <- ev
+	w, err := WatchControl(sctx, path, WatchWindow, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
+	// WatchControl returned: the subscription is up, nothing is missed.
+	sent := []WindowEvent{{Name: "herald:snapshot", Data: json.RawMessage(`{"version":"x"}`), Latest: true}, {Name: "herald:show", Hold: true}}
+	for _, ev := range sent {
+		s.PublishWindow(ev)
+	}
+	s.bus.publish(WatchEvents, Notify{Event: &wire.Event{Kind: "not for the window"}})
 	for i, want := range sent {
-		select {
-		case ev := <-got:
-			if ev.Name != want.Name || string(ev.Data) != string(want.Data) {
-				t.Fatalf("event %d = %+v, want %+v", i, ev, want)
-			}
-		case <-ctx.Done():
-			t.Fatal("event not delivered")
+		n, err := w.Next(ctx)
+		if err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		if ev := n.Window; ev == nil || ev.Name != want.Name || string(ev.Data) != string(want.Data) || n.Seq != uint64(i+1) {
+			t.Fatalf("event %d = %+v (seq %d), want %+v", i, ev, n.Seq, want)
 		}
 	}
-	// The window goes away: the host's subscription ends.
+	// The window goes away: its subscription ends.
 	stop()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("WindowEvents after cancel: %v", err)
+	if _, err := w.Next(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Next after cancel: %v", err)
 	}
-	select {
-	case <-h.gone:
-	case <-ctx.Done():
-		t.Fatal("the subscription outlived the window")
-	}
+	subs := func() int { n, _ := s.bus.subscriptions(); return n }
+	moved := func() <-chan struct{} { _, ch := s.bus.subscriptions(); return ch }
+	testwait.Until(t, 10*time.Second, "the window's subscription to end with it", moved, func() bool { return subs() == 0 })
 	// Herald goes away: the window is told.
-	h2 := &fakeHost{events: make(chan WindowEvent), subbed: make(chan struct{}), gone: make(chan struct{})}
-	s.SetWindowHost(h2)
-	go func() { done <- WindowEvents(ctx, path, nil, func(WindowEvent) {}) }()
-	<-h2.subbed
-	close(h2.events)
-	if err := <-done; err == nil || !strings.Contains(err.Error(), "Herald stopped") {
-		t.Fatalf("WindowEvents after Herald left: %v", err)
+	w2, err := WatchControl(ctx, path, WatchWindow, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := w2.Next(ctx); !errors.Is(err, ErrWatchEnded) || !strings.Contains(err.Error(), "Herald stopped") {
+		t.Fatalf("Next after Herald left: %v", err)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
