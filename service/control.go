@@ -28,14 +28,15 @@ import (
 
 // ControlRequest is one command over the control socket.
 type ControlRequest struct {
-	Op            string `json:"op"` // pending | approve | answer | dismiss | log | view | watch | window.*
+	Op            string `json:"op"` // pending | approve | answer | dismiss | log | view | watch | follow | take | unfollow | window.*
 	Key           string `json:"key,omitempty"`
 	Choice        string `json:"choice,omitempty"`
 	ConfirmAlways bool   `json:"confirm_always,omitempty"`
 	Surface       string `json:"surface,omitempty"`
 	Limit         int    `json:"limit,omitempty"`
 	Gateway       string `json:"gateway,omitempty"`
-	// Session and Text are for ask (runs, stop and ask: see runs.go).
+	// Session and Text are for ask (runs, stop and ask: see runs.go);
+	// Gateway and Session name the session of follow, take and unfollow.
 	Session string `json:"session,omitempty"`
 	Text    string `json:"text,omitempty"`
 	// Value is the answer of op "answer": clarify text, or a sudo
@@ -193,7 +194,7 @@ func (s *Service) serveControl(ctx context.Context, path string, uid int) error 
 	default:
 		if c, err := net.Dial("unix", path); err == nil {
 			c.Close()
-			return fmt.Errorf("%w (control socket %s): use that one (`herald pending`, `herald approve`), or quit it first", ErrAlreadyRunning, path)
+			return fmt.Errorf("%w (control socket %s): use that one (`herald pending`, `herald approve`, or `herald watch` with no server of its own), or quit it first", ErrAlreadyRunning, path)
 		}
 		os.Remove(path) // a stale socket from a crashed run
 	}
@@ -271,7 +272,7 @@ func (s *Service) listenPrivate(path string) (net.Listener, error) {
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		ln.Close()
-		return nil, fmt.Errorf("%w (control socket %s): use that one (`herald pending`, `herald approve`), or quit it first", ErrAlreadyRunning, path)
+		return nil, fmt.Errorf("%w (control socket %s): use that one (`herald pending`, `herald approve`, or `herald watch` with no server of its own), or quit it first", ErrAlreadyRunning, path)
 	case err != nil:
 		ln.Close()
 		return nil, fmt.Errorf("cannot open the control socket %s: %v", path, err)
@@ -364,6 +365,24 @@ func (s *Service) handleControl(ctx context.Context, req ControlRequest) Control
 		return ControlResponse{Log: es}
 	case "runs", "stop", "ask":
 		return s.handleRunControl(ctx, req)
+	case "follow", "take", "unfollow":
+		// What `herald watch` types beside a running Herald (follow ID,
+		// take ID, unfollow ID), as the window's Sessions panel does.
+		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		var err error
+		switch req.Op {
+		case "follow":
+			err = s.FollowSession(actx, req.Gateway, req.Session)
+		case "take":
+			err = s.TakeBack(actx, req.Gateway, req.Session)
+		default:
+			err = s.UnfollowSession(req.Gateway, req.Session)
+		}
+		if err != nil {
+			return ControlResponse{Error: err.Error()}
+		}
+		return ControlResponse{}
 	}
 	return ControlResponse{Error: fmt.Sprintf("unknown operation %q", req.Op)}
 }
