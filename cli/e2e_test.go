@@ -51,9 +51,12 @@ func TestMain(m *testing.M) {
 // watchProc is a running `herald watch --json`.
 type watchProc struct {
 	cmd   *exec.Cmd
-	lines chan map[string]any
-	mu    sync.Mutex
-	raw   bytes.Buffer
+	stdin io.WriteCloser
+	// stderr is what watch wrote there; read it once watch ended.
+	stderr *bytes.Buffer
+	lines  chan map[string]any
+	mu     sync.Mutex
+	raw    bytes.Buffer
 }
 
 func (w *watchProc) output() string {
@@ -96,7 +99,7 @@ func startWatchIO(t *testing.T, env []string, input string, args ...string) *wat
 	if input != "" {
 		io.WriteString(stdin, input)
 	}
-	w := &watchProc{cmd: cmd, lines: make(chan map[string]any, 1024)}
+	w := &watchProc{cmd: cmd, stdin: stdin, stderr: &stderr, lines: make(chan map[string]any, 1024)}
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)

@@ -27,10 +27,16 @@ s (session), a (always; asks you to type yes) or d (deny) and Enter, or add its
 id: d 514845d4. Also: sessions, follow ID, unfollow ID, take ID, and for a
 question its choice number or t YOUR ANSWER.
 
+Beside a running Herald (the desktop app, or another watch), watch with no
+server, session or run of its own attaches to it: it shows that Herald's
+gateways, events, approvals and questions, and answers them there; q leaves
+this terminal, Herald keeps running.
+
 A gateway it cannot reach is retried with a countdown (retrying in 4s), and
 every 30 s while it stays down it says it is still retrying. A refused token,
 password or key ends watch with one line saying which flag to fix.`,
-		examples: `  herald watch --demo                          # a built-in demo gateway: no Hermes needed
+		examples: `  herald watch                                 # beside the desktop app: its feed, answered here
+  herald watch --demo                          # a built-in demo gateway: no Hermes needed
   herald watch --gateway http://127.0.0.1:9119 --token-file ~/.config/hermes-token
   herald watch --gateway lab=https://lab.example:9119 --username me --password-file -
   herald watch --api http://127.0.0.1:8642 --start "clean the build dir"

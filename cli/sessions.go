@@ -59,9 +59,25 @@ func offerState(status string) string {
 	return "running"
 }
 
+// sessions is what watch's session commands need: this process's service,
+// or the running Herald's over the control socket (remoteSessions).
+type sessions interface {
+	LiveSessions() ([]service.GatewaySessions, error)
+	FollowSession(ctx context.Context, gw, id string) error
+	TakeBack(ctx context.Context, gw, id string) error
+	UnfollowSession(gw, id string) error
+}
+
+// localSessions are this process's service's.
+type localSessions struct{ *service.Service }
+
+func (l localSessions) LiveSessions() ([]service.GatewaySessions, error) {
+	return l.Service.LiveSessions(), nil
+}
+
 // sessionCommand applies "follow ID", "take ID", "unfollow ID" and
 // "sessions" typed in watch. It reports whether the line was one of them.
-func sessionCommand(ctx context.Context, out *printer, svc *service.Service, l string) bool {
+func sessionCommand(ctx context.Context, out *printer, svc sessions, l string) bool {
 	fields := strings.Fields(l)
 	if len(fields) == 0 {
 		return false
@@ -82,7 +98,7 @@ func sessionCommand(ctx context.Context, out *printer, svc *service.Service, l s
 	id := fields[1]
 	gw, err := gatewayOf(svc, id)
 	if err != nil {
-		out.line("! %v", err)
+		out.line("! %s", approval.VisibleLine(err.Error()))
 		return true
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -108,9 +124,13 @@ func sessionCommand(ctx context.Context, out *printer, svc *service.Service, l s
 }
 
 // gatewayOf finds the gateway that lists a session.
-func gatewayOf(svc *service.Service, id string) (string, error) {
+func gatewayOf(svc sessions, id string) (string, error) {
+	live, err := svc.LiveSessions()
+	if err != nil {
+		return "", err
+	}
 	var hits []string
-	for _, g := range svc.LiveSessions() {
+	for _, g := range live {
 		for _, l := range g.Sessions {
 			if l.ID == id || l.Key == id {
 				hits = append(hits, g.Gateway)
@@ -128,8 +148,12 @@ func gatewayOf(svc *service.Service, id string) (string, error) {
 }
 
 // printSessions lists every gateway's live sessions.
-func printSessions(out *printer, svc *service.Service) {
-	live := svc.LiveSessions()
+func printSessions(out *printer, svc sessions) {
+	live, err := svc.LiveSessions()
+	if err != nil {
+		out.line("! cannot list the sessions: %s", approval.VisibleLine(err.Error()))
+		return
+	}
 	if len(live) == 0 {
 		out.line("No session list yet (gateways list their sessions once connected).")
 		return

@@ -126,11 +126,18 @@ type watchFlags struct {
 	given map[string]bool
 }
 
-// cmdWatch is `herald watch`: the named steps below, in order.
+// cmdWatch is `herald watch`: the named steps below, in order. Without a
+// server of its own, beside a running Herald, it attaches to that one
+// instead (attach.go).
 func cmdWatch(e *env, args []string) error {
 	f, err := parseWatchFlags(e, args)
 	if err != nil {
 		return err
+	}
+	if f.attaches() {
+		if attached, err := tryAttach(e, f); attached {
+			return err
+		}
 	}
 	if *f.demo && !f.given["db"] {
 		dir, err := demoHistory(f.db)
@@ -190,7 +197,7 @@ func cmdWatch(e *env, args []string) error {
 	if demoSrv != nil {
 		go follow(ctx, out, svc, wsNames, st.connected, demoSrv)
 	}
-	return answerKeys(ctx, e, out, svc, keys, st.fatal)
+	return answerKeys(ctx, e, out, localSessions{svc}, keys, st.fatal)
 }
 
 // parseWatchFlags reads the command line.
@@ -546,7 +553,7 @@ func (f *watchFlags) startFirstRun(ctx context.Context, svc *service.Service, ou
 // answerKeys reads stdin until watch ends: keys answer the approval on
 // screen (see keys), session commands follow or take back sessions. A
 // refusal that needs the user ends it with that error.
-func answerKeys(ctx context.Context, e *env, out *printer, svc *service.Service, keys *keys, fatal <-chan error) error {
+func answerKeys(ctx context.Context, e *env, out *printer, svc sessions, keys *keys, fatal <-chan error) error {
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(e.stdin)
@@ -594,31 +601,69 @@ func splitGateway(g string) (name, u string) {
 	return g, g
 }
 
+// notifications is a stream of the service's notifications: a
+// Subscription in this process, or the running Herald's over the control
+// socket (service.WatchStream).
+type notifications interface {
+	Next(ctx context.Context) (service.Notify, error)
+}
+
+// feed prints what a stream of notifications delivers, in order: every
+// surface of watch reads it the same way, its own service's or a running
+// Herald's.
+type feed struct {
+	out  *printer
+	keys *keys
+	// statuses shows the sources' statuses; nil when they come another
+	// way (watch's own sources, through their OnStatus).
+	statuses *attachedStatus
+	// mirror keeps the running Herald's waiting requests (attached).
+	mirror *remoteInbox
+}
+
+// run prints until the stream ends and returns why.
+func (f *feed) run(ctx context.Context, sub notifications) error {
+	for {
+		n, err := sub.Next(ctx)
+		if err != nil {
+			return err
+		}
+		f.show(n)
+	}
+}
+
+func (f *feed) show(n service.Notify) {
+	out := f.out
+	if n.Lagged > 0 {
+		out.problem("herald", fmt.Errorf("this terminal fell behind: %d notifications were not shown; run `herald pending` to see what waits", n.Lagged))
+		if f.mirror != nil {
+			f.mirror.refresh()
+		}
+	}
+	switch {
+	case n.Event != nil:
+		printEvent(out, *n.Event)
+	case n.Approval != nil:
+		if f.mirror != nil && f.mirror.apply(*n.Approval) {
+			return // on screen already, from the running Herald's View
+		}
+		printApproval(out, f.keys, *n.Approval)
+	case n.Notice != nil:
+		printSessionNotice(out, *n.Notice)
+	case n.Problem != nil:
+		out.problem(n.Problem.Source, n.Problem.Err)
+	case n.Status != nil && f.statuses != nil:
+		f.statuses.show(*n.Status)
+	}
+}
+
 // printNotifications prints what the service delivers, in order, until it
 // closes; the returned channel is closed then.
 func printNotifications(out *printer, keys *keys, sub *service.Subscription) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for {
-			n, err := sub.Next(context.Background())
-			if err != nil {
-				return
-			}
-			if n.Lagged > 0 {
-				out.problem("herald", fmt.Errorf("this terminal fell behind: %d notifications were not shown; run `herald pending` to see what waits", n.Lagged))
-			}
-			switch {
-			case n.Event != nil:
-				printEvent(out, *n.Event)
-			case n.Approval != nil:
-				printApproval(out, keys, *n.Approval)
-			case n.Notice != nil:
-				printSessionNotice(out, *n.Notice)
-			case n.Problem != nil:
-				out.problem(n.Problem.Source, n.Problem.Err)
-			}
-		}
+		(&feed{out: out, keys: keys}).run(context.Background(), sub)
 	}()
 	return done
 }
