@@ -9,6 +9,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/herald-desktop/herald/service"
 )
 
 // GatewaySettings is one configured gateway. It holds no secret: tokens,
@@ -68,20 +70,21 @@ func DefaultSettings() Settings {
 }
 
 // SettingsStore reads and writes settings.json in a directory (normally
-// os.UserConfigDir()/herald), atomically and with owner-only permissions.
+// service.ConfigDir), atomically and with owner-only permissions.
 type SettingsStore struct {
 	mu  sync.Mutex
 	dir string
 }
 
-// NewSettingsStore uses dir; an empty dir means os.UserConfigDir()/herald.
+// NewSettingsStore uses dir; an empty dir means Herald's configuration
+// folder (service.ConfigDir).
 func NewSettingsStore(dir string) (*SettingsStore, error) {
 	if dir == "" {
-		base, err := os.UserConfigDir()
+		d, err := service.ConfigDir(os.Getenv)
 		if err != nil {
-			return nil, fmt.Errorf("cannot find your configuration folder (%v): set XDG_CONFIG_HOME or HOME", err)
+			return nil, err
 		}
-		dir = filepath.Join(base, "herald")
+		dir = d
 	}
 	return &SettingsStore{dir: dir}, nil
 }

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -184,7 +183,8 @@ func cmdApprove(e *env, args []string) error {
 func cmdLog(e *env, args []string) error {
 	fs := newFlags("log", e)
 	ctl := controlFlag(fs)
-	db := fs.String("db", defaultDB(), "approval history file (used when no Herald is running)")
+	dbPath, dbErr := defaultDB(e)
+	db := fs.String("db", dbPath, "approval history file (used when no Herald is running)")
 	n := fs.Int("n", 50, "show the newest N requests (with --all or --json: entries)")
 	all := fs.Bool("all", false, "every change of every request (arrived, answering, resolved), not one line per request")
 	asJSON := fs.Bool("json", false, "print JSON (every entry, as with --all)")
@@ -206,6 +206,9 @@ func cmdLog(e *env, args []string) error {
 	case err == nil:
 		entries = resp.Log
 	case errors.Is(err, service.ErrNoDaemon):
+		if *db == "" && dbErr != nil {
+			return fmt.Errorf("no running Herald, and no history file to read: %w", dbErr)
+		}
 		if _, statErr := os.Stat(*db); errors.Is(statErr, os.ErrNotExist) {
 			fmt.Fprintf(e.stdout, "No approval history yet (Herald has not recorded one at %s).\n", *db)
 			return nil
@@ -292,10 +295,9 @@ func onePerRequest(es []service.LogEntry) []service.LogEntry {
 	return out
 }
 
-func defaultDB() string {
-	base, err := os.UserConfigDir()
-	if err != nil {
-		return "herald-audit.db"
-	}
-	return filepath.Join(base, "herald", "audit.db")
+// defaultDB is the approval history the desktop app and watch write, and
+// log reads: service.HistoryPath, which $HERALD_CONFIG_DIR moves. Without
+// a configuration folder it is "" and the error says why.
+func defaultDB(e *env) (string, error) {
+	return service.HistoryPath(e.getenv)
 }

@@ -122,6 +122,9 @@ type watchFlags struct {
 	demo, withBridge     *bool
 	followMode, startRun *string
 	ctl, db              *string
+	// dbErr says why there is no default history file (no configuration
+	// folder); it matters only when watch keeps one.
+	dbErr error
 	// given are the flags set on the command line.
 	given map[string]bool
 }
@@ -138,6 +141,9 @@ func cmdWatch(e *env, args []string) error {
 		if attached, err := tryAttach(e, f); attached {
 			return err
 		}
+	}
+	if !*f.demo && !f.given["db"] && f.dbErr != nil {
+		return fmt.Errorf("%w (or give --db FILE, or --db \"\" to keep no history)", f.dbErr)
 	}
 	if *f.demo && !f.given["db"] {
 		dir, err := demoHistory(f.db)
@@ -216,7 +222,8 @@ func parseWatchFlags(e *env, args []string) (*watchFlags, error) {
 	f.startRun = fs.String("start", "", "start a run with this input on the first --api server and follow it")
 	f.withBridge = fs.Bool("bridge", false, "also follow each gateway's Herald bridge (the Hermes plugin herald; see herald bridge install): approvals from the Hermes CLI, TUI and messaging too")
 	f.ctl = controlFlag(fs)
-	f.db = fs.String("db", defaultDB(), `approval history file ("" keeps none)`)
+	dbPath, dbErr := defaultDB(e)
+	f.db = fs.String("db", dbPath, `approval history file ("" keeps none)`)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -229,6 +236,7 @@ func parseWatchFlags(e *env, args []string) (*watchFlags, error) {
 		}
 	}
 	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
+	f.dbErr = dbErr
 	return f, nil
 }
 
