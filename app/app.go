@@ -40,6 +40,9 @@ type Deps struct {
 	NewTray func(TrayActions) (Tray, error)
 	// Control is the control socket path ("" for none).
 	Control string
+	// HistoryErr is why the approval history could not be opened (Store
+	// is then nil): the window says so.
+	HistoryErr error
 }
 
 // App is the object bound to the frontend.
@@ -87,6 +90,9 @@ func New(d Deps) *App {
 		Logger:  d.Logger,
 		Timeout: a.timeout,
 	})
+	if d.HistoryErr != nil {
+		a.warn(fmt.Sprintf("%v; approvals still work, but are not being recorded", d.HistoryErr))
+	}
 	a.consumed = make(chan struct{})
 	go a.consume(a.svc.Subscribe(service.WatchEvents|service.WatchApprovals|service.WatchNotices|service.WatchChanges, 0))
 	return a

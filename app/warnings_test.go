@@ -156,3 +156,17 @@ func TestReconnectStartsAGatewayThatCouldNotStart(t *testing.T) {
 		return len(g) == 1 && g[0].State == "connected" && g[0].Error == ""
 	})
 }
+
+// TestHistoryThatCannotOpenIsSaid: Herald runs without an approval
+// history it could not open, and its window says so with why.
+func TestHistoryThatCannotOpenIsSaid(t *testing.T) {
+	t.Parallel()
+	settings, _ := NewSettingsStore(t.TempDir())
+	a := New(Deps{Settings: settings, Autostart: Autostart{Dir: t.TempDir()},
+		HistoryErr: errors.New("the approval history /x/audit.db is in use by another process; quit the other Herald and try again")})
+	defer a.Close()
+	w := a.Snapshot().Warnings
+	if len(w) != 1 || !strings.Contains(w[0], "/x/audit.db is in use") || !strings.Contains(w[0], "not being recorded") {
+		t.Fatalf("warnings %q", w)
+	}
+}
