@@ -1,33 +1,42 @@
 // Command herald is the Herald desktop companion for Hermes Agent.
 //
-// With a subcommand (watch, approve, pending, log) it is the terminal
-// surface; `herald version` and `herald help` print and exit, and any other
-// word is a usage error (run.go). Without one it is the desktop app: on
-// Linux, built without the desktop tag, the always-on tray, notifications
-// and push channels, which start the window program herald-window (built
-// with -tags desktop,production,webkit2_41) while the window is open; built
-// with the desktop tag (macOS, Windows, or herald-window started by hand)
-// window, tray and notifications in one Wails process (main_split.go).
+// With a subcommand (watch, approve, pending, log…) it is the terminal
+// surface (package cli); `herald version` and `herald help` print and
+// exit, and any other word is a usage error. Without one it is the desktop
+// app, in one of three process models (desktop.go): on Linux, built
+// without the desktop tag, the always-on tray, notifications and push
+// channels, which start the window program herald-window (built with
+// -tags desktop,production,webkit2_41) while the window is open; that
+// window program; and, built with the desktop tag (macOS, Windows, or
+// herald-window started by hand), window, tray and notifications in one
+// Wails process.
+//
+// The files read top down, and every call goes down the list, never back
+// up (layout_test.go checks it):
+//
+//	main.go      the entry point: main, run, the command line's routes
+//	desktop.go   the three process models of the desktop app
+//	assemble.go  the one place the program is built: logger, settings,
+//	             approval history, the App and its window options
+//	crash.go     a panic becomes one line and a crash log
+//	tags_*.go    what a build tag decides, as constants only
 package main
 
 import (
 	"context"
 	"embed"
+	"errors"
+	"flag"
 	"fmt"
-	stdlog "log"
-	"log/slog"
+	"io"
 	"os"
-	"path/filepath"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
 
-	"github.com/herald-desktop/herald/app"
-	"github.com/herald-desktop/herald/approval"
-	"github.com/herald-desktop/herald/service"
-	"github.com/wailsapp/wails/v2"
-	"github.com/wailsapp/wails/v2/pkg/options"
-	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
-	"github.com/wailsapp/wails/v2/pkg/options/linux"
-	"github.com/wailsapp/wails/v2/pkg/options/mac"
-	"github.com/wailsapp/wails/v2/pkg/options/windows"
+	"github.com/herald-desktop/herald/cli"
 )
 
 //go:embed all:frontend/dist
@@ -54,78 +63,136 @@ var (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
-// runDesktop runs the window, tray and notifications until the user quits.
-func runDesktop(f desktopFlags) error {
-	hidden, noTray := &f.hidden, &f.noTray
-	settings, err := app.NewSettingsStore(os.Getenv("HERALD_CONFIG_DIR"))
+// run is herald's whole command line: it returns the exit code. A panic
+// on this goroutine becomes one line and a crash log, never a trace.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return guard(stderr, crashDir(), func() int { return dispatch(args, stdin, stdout, stderr, os.Getenv, runDesktop) })
+}
+
+// dispatch runs what args ask for; desktop runs the desktop app.
+func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, desktop func(desktopFlags) error) int {
+	switch routeOf(args) {
+	case routeVersion:
+		info, _ := debug.ReadBuildInfo()
+		fmt.Fprintln(stdout, versionLine(version, commit, info))
+		return 0
+	case routeCLI:
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return cli.Main(ctx, args, stdin, stdout, stderr)
+	case routeUnknown:
+		fmt.Fprintf(stderr, "herald: unknown command %q%s; run `herald help` for the list\n", oneLine(args[0], 60), cli.DidYouMean(args[0]))
+		return 2
+	}
+	f, err := parseDesktopFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return cli.Main(context.Background(), []string{"help"}, stdin, stdout, stderr)
+	}
 	if err != nil {
-		return err
+		fmt.Fprintf(stderr, "herald: %s; run `herald help` for the list\n", oneLine(err.Error(), 120))
+		return 2
 	}
-	st, _ := settings.Load()
-	store, err := approval.OpenStore(filepath.Join(settings.Dir(), "audit.db"), approval.StoreOptions{})
-	if err != nil {
-		// A second instance finds the history locked: Wails' single-instance
-		// lock below hands over to the first one, so run without it.
-		store = nil
+	if msg := noDisplay(runtime.GOOS, getenv); msg != "" && !generatingBindings {
+		fmt.Fprintln(stderr, "herald:", msg)
+		return 1
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	stdlog.SetFlags(0)
-	stdlog.SetOutput(app.LibraryLog(log)) // the tray library's lines, as Herald's
-	deps := app.Deps{
-		Version:  version,
-		Settings: settings,
-		Secrets:  app.NewSecrets(app.OSKeyring{}),
-		Logger:   log,
-		Control:  service.DefaultControlPath(),
+	if p, err := startCrashOutput(crashDir()); err == nil {
+		defer p.Close()
 	}
-	if store != nil {
-		deps.Store = store
-		defer store.Close()
+	if err := desktop(f); err != nil {
+		fmt.Fprintln(stderr, "herald:", err)
+		return 1
 	}
-	if !*noTray {
-		deps.NewTray = app.NewSystrayTray
+	return 0
+}
+
+// route is what a command line asks for.
+type route int
+
+const (
+	routeDesktop route = iota // no word (flags only): the window
+	routeCLI                  // a terminal subcommand, help included
+	routeVersion              // herald version
+	routeUnknown              // any other word: a usage error
+)
+
+// routeOf classifies a command line (without the program name). Only a
+// line of flags, or none, reaches the desktop, so nothing that is not
+// meant to open a window ever needs a display.
+func routeOf(args []string) route {
+	if len(args) == 0 {
+		return routeDesktop
 	}
-	a := app.New(deps)
-	started := false
-	winW, winH := app.InitialWindowSize(st)
-	err = wails.Run(&options.App{
-		Title:  "Herald",
-		Width:  winW,
-		Height: winH,
-		Linux: &linux.Options{
-			Icon:        windowIcon,
-			ProgramName: "herald", // WM_CLASS: the desktop entry's StartupWMClass
-			// Wails' default when Linux options are nil; software rendering
-			// also keeps the idle footprint small.
-			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
-		},
-		Mac: &mac.Options{
-			About: &mac.AboutInfo{Title: "Herald " + version, Message: "A live companion for Hermes Agent", Icon: appIcon},
-		},
-		Windows:           &windows.Options{Theme: windows.SystemDefault},
-		MinWidth:          app.MinWindowWidth,
-		MinHeight:         app.MinWindowHeight,
-		StartHidden:       *hidden,
-		HideWindowOnClose: st.CloseToTray,
-		AssetServer:       &assetserver.Options{Assets: assets},
-		SingleInstanceLock: &options.SingleInstanceLock{
-			UniqueId:               "herald-desktop-6c1f",
-			OnSecondInstanceLaunch: func(options.SecondInstanceData) { a.SecondInstance() },
-		},
-		OnStartup: func(ctx context.Context) {
-			// Only the first instance gets here: connect now.
-			if !started {
-				started = true
-				a.Start()
+	switch a := args[0]; {
+	case a == "version" || a == "--version" || a == "-version":
+		return routeVersion
+	case cli.IsCommand(a):
+		return routeCLI
+	case strings.HasPrefix(a, "-") && a != "-":
+		return routeDesktop
+	}
+	return routeUnknown
+}
+
+// desktopFlags are the window's flags.
+type desktopFlags struct {
+	hidden bool
+	noTray bool
+	window bool // the window process of the split model (desktop.go)
+}
+
+func parseDesktopFlags(args []string) (desktopFlags, error) {
+	var f desktopFlags
+	fs := flag.NewFlagSet("herald", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&f.hidden, "hidden", false, "start in the tray without showing the window")
+	fs.BoolVar(&f.noTray, "no-tray", false, "run without a tray icon")
+	fs.BoolVar(&f.window, "window", false, "internal: be the window process of a running Herald")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return f, nil
+}
+
+// noDisplay explains why the window cannot open, or returns "".
+func noDisplay(goos string, getenv func(string) string) string {
+	switch goos {
+	case "windows", "darwin", "android", "ios":
+		return ""
+	}
+	if getenv("DISPLAY") == "" && getenv("WAYLAND_DISPLAY") == "" {
+		return "no graphical display (DISPLAY and WAYLAND_DISPLAY are unset): start Herald from your desktop session, or use `herald watch` in a terminal"
+	}
+	return ""
+}
+
+// versionLine is `herald version`'s output. The commit comes from the
+// build's VCS stamp, else from -ldflags "-X main.commit=..." (the Makefile
+// sets it: builds with -buildvcs=false carry no stamp).
+func versionLine(v, ldCommit string, info *debug.BuildInfo) string {
+	parts := []string{runtime.GOOS + "/" + runtime.GOARCH}
+	rev, dirty := ldCommit, ""
+	if info != nil {
+		parts = append([]string{info.GoVersion}, parts...)
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "+dirty"
+				}
 			}
-			a.Startup(ctx)
-		},
-		OnBeforeClose: a.BeforeClose, // remembers the window's place
-		OnShutdown:    a.Shutdown,
-		Bind:          []any{a.WindowAPI()},
-	})
-	if err != nil {
-		return fmt.Errorf("could not start the window: %w", err)
+		}
 	}
-	return nil
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		parts = append([]string{"commit " + rev + dirty}, parts...)
+	}
+	return fmt.Sprintf("herald %s (%s)", v, strings.Join(parts, ", "))
 }
