@@ -75,9 +75,22 @@ type watch struct {
 
 // watch starts `herald watch --json` with args (and --control, --db).
 func (h *herald) watch(env []string, args ...string) *watch {
+	h.t.Helper()
+	return h.watchArgs(env, append([]string{"--control", h.ctl, "--db", h.db}, args...)...)
+}
+
+// attach starts `herald watch --json --control` with nothing else: beside
+// this instance's running Herald it attaches to it.
+func (h *herald) attach() *watch {
+	h.t.Helper()
+	return h.watchArgs(nil, "--control", h.ctl)
+}
+
+// watchArgs starts `herald watch --json` with exactly args.
+func (h *herald) watchArgs(env []string, args ...string) *watch {
 	t := h.t
 	t.Helper()
-	cmd := exec.Command(heraldBin, append([]string{"watch", "--json", "--control", h.ctl, "--db", h.db}, args...)...)
+	cmd := exec.Command(heraldBin, append([]string{"watch", "--json"}, args...)...)
 	cmd.Env = h.env(env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
