@@ -366,7 +366,9 @@ func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
 		in.breakFIFOLocked(eventNS(it.Request), unboundElsewhereAnswer, now)
 		return
 	}
-	if blocked == nil || (denied && it.State == StateAnswering && it.Outcome.Choice == ChoiceDeny) {
+	if blocked == nil || (denied && ownAnswer(it, false)) {
+		// It ran, or Herald's own deny took effect (in flight or
+		// confirmed): nothing was answered elsewhere.
 		return
 	}
 	in.endLocked(it, *blocked, now)
@@ -413,6 +415,13 @@ func (in *Inbox) idInOtherSessionLocked(r Request) bool {
 		}
 	}
 	return hit
+}
+
+// ownAnswer reports whether a tool.complete saying whether the command
+// ran is Herald's own answer taking effect: one on its way or confirmed,
+// that approved it (ran) or denied it (!ran).
+func ownAnswer(it *item, ran bool) bool {
+	return (it.State == StateAnswering || it.State == StateResolved) && it.Outcome.Choice != "" && (it.Outcome.Choice != ChoiceDeny) == ran
 }
 
 // blockedEnding reads a 0.18.2 tool error: how the request ended, and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -287,4 +288,85 @@ func TestRealCutAfterWriteIsUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.wait("the turn's end", func() bool { _, ok := h.completed(ref.ID); return ok })
+}
+
+// TestRealOwnTurnDenyThenAllow is issue 28's bug, on the REAL 0.18.2 and
+// 0.19.0 gateways: in Herald's own turn, the agent asks two approvals (at
+// once, or one after the other); the user denies the first and allows the
+// second. Herald's own confirmed deny is not an answer given elsewhere, so
+// the second stays bound and approvable, and the gateway applies each
+// answer to its own command (the stub's message.complete says so, one
+// line per command).
+func TestRealOwnTurnDenyThenAllow(t *testing.T) {
+	t.Parallel()
+	for _, version := range hermespeer.Versions {
+		for _, task := range []string{"approve-par", "approve-seq"} {
+			t.Run(version+"/"+task, func(t *testing.T) {
+				t.Parallel()
+				p := hermespeer.Start(t, hermespeer.WS, version)
+				h := startRealHerald(t, p.Base, p.Secret, filepath.Join(t.TempDir(), "approvals.db"))
+				defer h.stop()
+				ctx, cancel := context.WithTimeout(context.Background(), realGuard)
+				defer cancel()
+				ref, err := h.c.CreateSession(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := h.c.Call(ctx, "prompt.submit", map[string]any{"session_id": ref.ID, "text": task + ": " + cmdA + " || " + cmdB}, nil); err != nil {
+					t.Fatal(err)
+				}
+				h.wait("the first approval in Herald", func() bool { return len(h.in.Pending()) > 0 })
+				if task == "approve-par" {
+					h.wait("both approvals in Herald", func() bool { return len(h.in.Pending()) == 2 })
+				}
+				first := h.in.Pending()[0] // the gateway's oldest: it gets the id-less answer
+				if err := h.in.Answer(ctx, first.Key, ChoiceDeny, "test", false); err != nil {
+					t.Fatalf("denying %q: %v", first.Command, err)
+				}
+				var second Request
+				h.wait("the second approval in Herald", func() bool {
+					for _, r := range h.in.Pending() {
+						if r.Key != first.Key && r.State == StatePending {
+							second = r
+							return true
+						}
+					}
+					return false
+				})
+				// The deny's tool.complete (BLOCKED: denied) is Herald's own
+				// answer taking effect: let it arrive before allowing.
+				h.wait("the deny's tool.complete", func() bool { return h.toolDone(ref.ID, first.Command) })
+				second, _ = h.in.Get(second.Key)
+				if second.Unbound != "" || !second.Offers(ChoiceOnce) {
+					t.Fatalf("after Herald's own deny, the second approval is deny-only: %q %v", second.Unbound, second.Choices)
+				}
+				if err := h.in.Answer(ctx, second.Key, ChoiceOnce, "test", false); err != nil {
+					t.Fatalf("allowing %q after denying %q: %v", second.Command, first.Command, err)
+				}
+				h.wait("the turn's end", func() bool { _, ok := h.completed(ref.ID); return ok })
+				text, _ := h.completed(ref.ID)
+				lines := strings.Split(text, "\n")
+				if !slices.Contains(lines, "blocked: "+first.Command) || !slices.Contains(lines, "approved: "+second.Command) {
+					t.Fatalf("the gateway's account of the turn: %q, want %q blocked and %q approved", text, first.Command, second.Command)
+				}
+				for _, k := range []string{first.Key, second.Key} {
+					if r, _ := h.in.Get(k); r.State != StateResolved {
+						t.Fatalf("%q ended %s (%s), want resolved", r.Command, r.State, r.Outcome.Detail)
+					}
+				}
+			})
+		}
+	}
+}
+
+// toolDone reports whether the session's tool.complete for cmd arrived.
+func (h *realHerald) toolDone(session, cmd string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ev := range h.events {
+		if tc, ok := ev.Data.(*wire.ToolCompletePayload); ok && ev.Kind == wire.ToolComplete && ev.Session == session && strings.Contains(string(tc.Args), cmd) {
+			return true
+		}
+	}
+	return false
 }
