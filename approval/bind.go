@@ -21,9 +21,9 @@ import (
 // is that oldest one: it saw every approval of the session since it
 // attached (or since the session was last known to wait on nothing), with
 // no gap, reconnect, restart, refused arrival or answer of unknown outcome
-// in between. The proof is kept per session (Inbox.fifo); once lost, the
-// session's open id-less approvals and those arriving until it is
-// regained are deny-only, with Request.Unbound saying why.
+// in between. The proof is kept per session (order, see order.go); once
+// lost, the session's open id-less approvals and those arriving until it
+// is regained are deny-only, with Request.Unbound saying why.
 //
 // After a write, "unknown" is a state: an answer whose link dropped after
 // it was written is StateSentUnknown. It is never sent again blind: a
@@ -106,34 +106,6 @@ func unbind(r *Request, why string) bool {
 	return true
 }
 
-// breakFIFOLocked records that Herald lost the proof of session ns's
-// answer order and makes its open id-less approvals deny-only.
-func (in *Inbox) breakFIFOLocked(ns, why string, now time.Time) {
-	if _, broken := in.fifo[ns]; !broken {
-		in.fifo[ns] = why
-	}
-	for _, it := range in.items {
-		if it.State.Live() && idless(it.Request) && eventNS(it.Request) == ns && unbind(&it.Request, why) {
-			in.emitLocked(ChangeUpdated, it, now)
-		}
-	}
-}
-
-// cleanFIFOLocked regains the proof for session ns when the gateway says
-// nothing waits there (the turn ended, or the session is idle) and Herald
-// holds no open id-less approval of it.
-func (in *Inbox) cleanFIFOLocked(ns string) {
-	if _, broken := in.fifo[ns]; !broken {
-		return
-	}
-	for _, it := range in.items {
-		if it.State.Live() && idless(it.Request) && eventNS(it.Request) == ns {
-			return
-		}
-	}
-	delete(in.fifo, ns)
-}
-
 // followedLocked applies the gateway client's report that Herald now
 // receives a session's events (attached, or taken back from another
 // client); Running says a turn was under way.
@@ -144,10 +116,10 @@ func (in *Inbox) followedLocked(ev wire.Event, now time.Time) {
 	_ = json.Unmarshal(ev.Payload, &p)
 	ns := eventNS(Request{Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession})
 	if p.Running {
-		in.breakFIFOLocked(ns, unboundMidTurn, now)
+		in.loseOrderLocked(ns, unboundMidTurn, now)
 		return
 	}
-	in.cleanFIFOLocked(ns)
+	in.regainOrderLocked(ns)
 }
 
 // unknownLocked moves a request whose answer's outcome became unknown to
@@ -158,7 +130,7 @@ func (in *Inbox) unknownLocked(it *item, serr error, now time.Time) {
 	it.LastError = scrub(serr.Error())
 	in.emitLocked(ChangeUpdated, it, now)
 	if idless(it.Request) {
-		in.breakFIFOLocked(eventNS(it.Request), unboundUnknown, now)
+		in.loseOrderLocked(eventNS(it.Request), unboundUnknown, now)
 	}
 }
 

@@ -170,10 +170,9 @@ type Inbox struct {
 	// date on every change (emitLocked), so bounds cost no scan.
 	live, ended map[string]int
 	floods      map[string]*Flood
-	poisoned    map[string]bool // event-form sessions with refused arrivals
-	// fifo holds the sessions (eventNS) whose answer order Herald cannot
-	// prove, with why (see bind.go); a session not in it is provable.
-	fifo map[string]string
+	// order is the proof, per session of a FIFO gateway, of which
+	// approval an id-less answer reaches (see order.go).
+	order order
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -195,8 +194,7 @@ func New(opt Options) *Inbox {
 		floods:    map[string]*Flood{},
 		live:      map[string]int{},
 		ended:     map[string]int{},
-		poisoned:  map[string]bool{},
-		fifo:      map[string]string{},
+		order:     newOrder(),
 		stop:      make(chan struct{}),
 
 		maxCommand: opt.MaxCommandBytes,
@@ -598,22 +596,6 @@ func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item
 		return nil, fmt.Errorf("this gateway applies answers in arrival order: answer the earlier request from this session first (%s)", first.DisplayCommand())
 	}
 	return it, nil
-}
-
-// fifoHeadLocked returns the oldest open request that an id-less
-// approval.respond for its session would reach (it itself for the other
-// forms).
-func (in *Inbox) fifoHeadLocked(it *item) *item {
-	if it.Dialect != DialectEvent || it.QueueID != "" || it.Kind.IsPrompt() {
-		return it
-	}
-	head := it
-	for _, o := range in.items {
-		if o.Dialect == DialectEvent && o.QueueID == "" && !o.Kind.IsPrompt() && o.State.Live() && o.Gateway == it.Gateway && o.Session == it.Session && o.seq < head.seq {
-			head = o
-		}
-	}
-	return head
 }
 
 // settleLocked applies the result of a send.

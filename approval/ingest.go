@@ -57,7 +57,7 @@ func (in *Inbox) Ingest(ev wire.Event) {
 		case sessionFollowed:
 			in.followedLocked(ev, now)
 		case sessionElsewhere:
-			in.breakFIFOLocked(eventNS(Request{Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession}), unboundElsewhere, now)
+			in.loseOrderLocked(sessionNS(ev), unboundElsewhere, now)
 		case approvalResponded:
 			in.respondedLocked(ev, now)
 		case approvalsListed:
@@ -132,7 +132,7 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 			r.Conflict = conflictText(r)
 		}
 	}
-	if why, broken := in.fifo[eventNS(r)]; broken && idless(r) {
+	if why, proven := in.order.proven(eventNS(r)); !proven && idless(r) {
 		unbind(&r, why)
 	}
 	if r.Key == "" || r.Dialect == DialectServerRequest {
@@ -146,7 +146,7 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 	if r.Key == "" {
 		ns := eventNS(r)
 		r.Key = in.evKey(ns)
-		if in.poisoned[ns] || in.poisoned[r.Gateway+"/ev/*"] {
+		if in.order.wasRefused(ns, r.Gateway) {
 			r.Conflict = unboundRefused
 		}
 	}
@@ -296,7 +296,7 @@ const notPendingAfterReconnect = "not_pending_after_reconnect"
 // events may have been missed, and this form has no way to ask the gateway
 // what is still pending. A new live session id is adopted for answering.
 func (in *Inbox) resyncLocked(ev wire.Event, now time.Time) {
-	in.breakFIFOLocked(eventNS(Request{Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession}), unboundGap, now)
+	in.loseOrderLocked(sessionNS(ev), unboundGap, now)
 	for _, it := range in.sessionLocked(ev, func(it *item) bool { return it.State == StatePending }) {
 		if it.Uncertain && (ev.Session == "" || it.Session == ev.Session) {
 			continue
@@ -363,7 +363,7 @@ func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
 		// was approved in another client (or was another call of the same
 		// command). Herald cannot tell which, so its view of the
 		// session's answer order proves nothing more.
-		in.breakFIFOLocked(eventNS(it.Request), unboundElsewhereAnswer, now)
+		in.loseOrderLocked(eventNS(it.Request), unboundElsewhereAnswer, now)
 		return
 	}
 	if blocked == nil || (denied && ownAnswer(it, false)) {
@@ -373,7 +373,7 @@ func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
 	}
 	in.endLocked(it, *blocked, now)
 	if it.State != StateAnswering && idless(it.Request) {
-		in.breakFIFOLocked(eventNS(it.Request), unboundElsewhereAnswer, now)
+		in.loseOrderLocked(eventNS(it.Request), unboundElsewhereAnswer, now)
 	}
 }
 
@@ -392,7 +392,7 @@ func (in *Inbox) turnEndLocked(ev wire.Event, now time.Time) {
 			in.endLocked(it, ending{StateCancelled, Outcome{Detail: "the agent's turn ended"}}, now)
 		}
 	}
-	in.cleanFIFOLocked(eventNS(Request{Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession}))
+	in.regainOrderLocked(sessionNS(ev))
 }
 
 // idInOtherSessionLocked reports whether a server request's id already
@@ -435,6 +435,11 @@ func blockedEnding(msg string) (*ending, bool) {
 		return &ending{StateCancelled, Outcome{Reason: CancelInterrupted, Detail: detail + " (without an answer from Herald: interrupted, or denied in another client)"}}, true
 	}
 	return nil, false
+}
+
+// sessionNS is the session namespace (eventNS) an event names.
+func sessionNS(ev wire.Event) string {
+	return eventNS(Request{Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession})
 }
 
 // sessionLocked returns the event-form requests of ev's session that keep

@@ -205,7 +205,7 @@ func (in *Inbox) refusedLocked(ev wire.Event, now time.Time) {
 	if p.Unkeyed && p.AllSessions {
 		// Refused in sessions too many to name: every session of this
 		// gateway that is answered in arrival order is affected.
-		in.poisoned[r.Gateway+"/ev/*"] = true
+		in.order.refuseAll(r.Gateway)
 	}
 	what := "requests were"
 	if p.Count == 1 {
@@ -234,13 +234,9 @@ func (in *Inbox) refuseNLocked(r Request, n int, poison bool, why, bound string,
 	f.Last = now
 	f.LastCommand, _ = Truncate(r.Command, 200)
 	if poison {
-		if ns := eventNS(r); in.poisoned[ns] || len(in.poisoned) < maxPoisoned {
-			in.poisoned[ns] = true
-		} else {
-			// Bounded: past maxPoisoned sessions the whole gateway's
-			// arrival-order approvals are deny-only.
-			in.poisoned[r.Gateway+"/ev/*"] = true
-		}
+		// Bounded: past maxPoisoned sessions the whole gateway's
+		// arrival-order approvals are deny-only.
+		in.order.refuse(eventNS(r), r.Gateway)
 	}
 	// The audit log keeps the beginning of a refused command: it was
 	// neither shown nor answered, and masking 20 KB of it for the log
@@ -291,5 +287,3 @@ func (in *Inbox) capEndedLocked(ended map[string][]*item, now time.Time) {
 		}
 	}
 }
-
-func eventNS(r Request) string { return r.Gateway + "/ev/" + firstOf(r.StoredSession, r.Session) }

@@ -146,7 +146,7 @@ func (in *Inbox) restoreLocked(now time.Time) {
 		it.seq = in.seq
 		in.items[k] = it
 		if idless(r) {
-			in.fifo[eventNS(r)] = unboundRestart
+			in.order.lose(eventNS(r), unboundRestart)
 		}
 		if o.last.State == StateAnswering || o.last.State == StateSentUnknown {
 			// Herald stopped while an answer was on its way or its

@@ -253,7 +253,7 @@ func TestPoisonedSessionsBounded(t *testing.T) {
 		f.in.Ingest(legacy("g1", fmt.Sprint("junk-", i), "rm -rf ./junk", t0))
 	}
 	var n int
-	f.in.do(func(time.Time) { n = len(f.in.poisoned) })
+	f.in.do(func(time.Time) { n = len(f.in.order.refused) })
 	if n > maxPoisoned+1 {
 		t.Fatalf("%d poisoned sessions, bound %d", n, maxPoisoned)
 	}
