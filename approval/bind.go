@@ -122,34 +122,6 @@ func (in *Inbox) followedLocked(ev wire.Event, now time.Time) {
 	in.regainOrderLocked(ns)
 }
 
-// unknownLocked moves a request whose answer's outcome became unknown to
-// StateSentUnknown, and breaks its session's answer order if id-less.
-func (in *Inbox) unknownLocked(it *item, serr error, now time.Time) {
-	it.State, it.Uncertain = StateSentUnknown, false
-	it.Outcome = Outcome{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: now, Detail: UnknownDetail}
-	it.LastError = scrub(serr.Error())
-	in.emitLocked(ChangeUpdated, it, now)
-	if idless(it.Request) {
-		in.loseOrderLocked(eventNS(it.Request), unboundUnknown, now)
-	}
-}
-
-// unknownEnding is how a request whose answer's outcome is unknown ends
-// when the gateway reports e without saying whose answer settled it: a
-// timeout means the answer did not take effect; anything else leaves the
-// outcome unknown.
-func unknownEnding(it *item, e ending) ending {
-	if e.state == StateExpired {
-		return e
-	}
-	detail := "the gateway no longer waits for it"
-	if e.out.Detail != "" {
-		detail += " (" + e.out.Detail + ")"
-	}
-	return ending{StateOutcomeUnknown, Outcome{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface,
-		Detail: fmt.Sprintf("outcome unknown: Herald's answer %q was sent before the link dropped, and %s, but not whether by that answer", it.Outcome.Choice, detail)}}
-}
-
 // learnedLocked settles a request whose answer's outcome was unknown from
 // what the gateway reported: ran is whether the command ran (approved),
 // how names the evidence.
@@ -159,9 +131,7 @@ func (in *Inbox) learnedLocked(it *item, ran bool, how string, now time.Time) {
 	if ran != approved {
 		e = ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: fmt.Sprintf("Herald's answer %q did not take effect (%s): it was settled elsewhere", it.Outcome.Choice, how)}}
 	}
-	it.State, it.Outcome = e.state, e.out
-	it.Outcome.At = now
-	in.emitLocked(ChangeUpdated, it, now)
+	in.toEnded(it, e, now)
 }
 
 // respondedLocked applies the API server's approval.responded to a run's

@@ -120,7 +120,8 @@ func (w *bindWorld) open() {
 	}
 	w.st = st
 	w.in = New(Options{Clock: w.clk, Store: st, MaxCommandBytes: bindMaxCommand,
-		Answerers: func(gw string) (Answerer, bool) { return &bindAnswerer{w: w, gw: gw}, w.up }})
+		Answerers: func(gw string) (Answerer, bool) { return &bindAnswerer{w: w, gw: gw}, w.up },
+		fault:     func(why string) { w.t.Errorf("approval machine: %s", why) }})
 	if w.up {
 		w.attachAll()
 	}

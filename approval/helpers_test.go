@@ -94,6 +94,7 @@ func newFixture(t testing.TB, tweak func(*Options)) *fixture {
 			return a, ok
 		},
 		Notify: func(c Change) { f.changes <- c },
+		fault:  func(why string) { t.Errorf("approval machine: %s", why) },
 	}
 	if tweak != nil {
 		tweak(&opt)

@@ -2,16 +2,12 @@ package approval
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
-	"github.com/herald-desktop/herald/backend/wire"
 )
 
 // Defaults for Options.
@@ -61,6 +57,10 @@ type Options struct {
 	// Request.SessionTitle. It is called under the inbox's lock and must
 	// not call the Inbox.
 	SessionTitle func(gateway, session, stored string) string
+	// fault, when set (tests), receives every broken rule of the
+	// approval machine (machine.go): a move it does not have, a flag not
+	// legal in a request's state.
+	fault func(string)
 }
 
 // ChangeKind says what happened to a request.
@@ -96,12 +96,6 @@ type Snapshot struct {
 	// Floods are gateways that sent more open approvals than the inbox
 	// takes, by gateway name; surfaces show Flood.Message.
 	Floods []Flood
-}
-
-// ending is a final state with its outcome.
-type ending struct {
-	state State
-	out   Outcome
 }
 
 type item struct {
@@ -173,6 +167,7 @@ type Inbox struct {
 	// order is the proof, per session of a FIFO gateway, of which
 	// approval an id-less answer reaches (see order.go).
 	order order
+	fault func(string) // Options.fault
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -195,6 +190,7 @@ func New(opt Options) *Inbox {
 		live:      map[string]int{},
 		ended:     map[string]int{},
 		order:     newOrder(),
+		fault:     opt.fault,
 		stop:      make(chan struct{}),
 
 		maxCommand: opt.MaxCommandBytes,
@@ -279,10 +275,7 @@ func (in *Inbox) sweepLocked(now time.Time) {
 			continue
 		}
 		if it.State == StateSentUnknown {
-			it.State = StateOutcomeUnknown
-			it.Outcome.Detail = fmt.Sprintf("outcome unknown: Herald's answer %q was sent before the link dropped, and the gateway's timeout passed without it saying whether the answer took effect", it.Outcome.Choice)
-			it.Outcome.At = now
-			in.emitLocked(ChangeUpdated, it, now)
+			in.toEnded(it, unknownAt(it, fmt.Sprintf("outcome unknown: Herald's answer %q was sent before the link dropped, and the gateway's timeout passed without it saying whether the answer took effect", it.Outcome.Choice)), now)
 			continue
 		}
 		delete(in.items, it.Key)
@@ -349,6 +342,7 @@ func (in *Inbox) rearmLocked(now time.Time) {
 }
 
 func (in *Inbox) emitLocked(kind ChangeKind, it *item, now time.Time) {
+	in.checkLocked(it)
 	in.countLocked(it, kind == ChangeRemoved)
 	in.out = append(in.out, Change{Kind: kind, At: now, Request: it.clone()})
 }
@@ -384,27 +378,6 @@ func (in *Inbox) flush() {
 	}
 	in.draining = false
 	in.mu.Unlock()
-}
-
-// endLocked moves a pending request to a final state. For a request being
-// answered it only notes what the gateway reported; the send's result
-// then decides. Ended requests are left alone.
-func (in *Inbox) endLocked(it *item, e ending, now time.Time) {
-	switch it.State {
-	case StatePending:
-		it.State, it.Outcome, it.Uncertain = e.state, e.out, false
-		it.Outcome.At = now
-		in.emitLocked(ChangeUpdated, it, now)
-	case StateAnswering:
-		if it.hint == nil {
-			it.hint = &e
-		}
-	case StateSentUnknown:
-		e = unknownEnding(it, e)
-		it.State, it.Outcome = e.state, e.out
-		it.Outcome.At = now
-		in.emitLocked(ChangeUpdated, it, now)
-	}
 }
 
 // Get returns the request with key.
@@ -487,199 +460,4 @@ func (in *Inbox) sortedLocked(keep func(*item) bool) []*item {
 		return out[i].seq < out[j].seq
 	})
 	return out
-}
-
-// ErrNotFound is returned for a key the inbox does not hold.
-var ErrNotFound = errors.New("approval request not found: it may have left the inbox after it ended; refresh the list")
-
-// ErrConfirmAlways is returned for "always" without confirmation.
-var ErrConfirmAlways = errors.New(`"always" adds this command pattern to the gateway's permanent allowlist; ask the user to confirm that, then answer again`)
-
-// ErrNoAnswerer is wrapped when Herald has no connection to the gateway.
-var ErrNoAnswerer = errors.New("Herald is not connected to this request's gateway")
-
-// Answer sends the user's choice for the request with key, from surface
-// (a name such as "tray" or "window"). The first answer wins; any other
-// gets an *AnsweredError. "always" needs confirmAlways. The request is
-// resolved only once the gateway confirms; if the send fails the request
-// is pending again with LastError set and a *SendError is returned.
-func (in *Inbox) Answer(ctx context.Context, key, choice, surface string, confirmAlways bool) error {
-	if r, ok := in.Get(key); ok && r.Kind.IsPrompt() {
-		return in.answerPromptChoice(ctx, r, choice, surface)
-	}
-	if surface == "" {
-		return errors.New("approval: Answer needs the name of the surface the user answered from")
-	}
-	var it *item
-	var ans Answerer
-	var err error
-	var target Request // what to send to, read under the lock
-	in.do(func(now time.Time) {
-		if it, err = in.answerableLocked(key, choice, confirmAlways); err != nil {
-			return
-		}
-		var ok bool
-		if ans, ok = in.answerers(it.Gateway); !ok {
-			err = fmt.Errorf("%w (%s); the request is still pending: reconnect the gateway, then answer again", ErrNoAnswerer, it.Gateway)
-			return
-		}
-		it.State, it.LastError = StateAnswering, ""
-		it.Outcome = Outcome{Choice: choice, Surface: surface, At: now}
-		in.emitLocked(ChangeUpdated, it, now)
-		target = it.Request
-	})
-	if err != nil {
-		return err
-	}
-	resolved, serr := 1, error(nil)
-	if target.Dialect == DialectServerRequest {
-		serr = ans.RespondServerRequest(ctx, target.RequestID, choice)
-		if errors.Is(serr, wire.ErrRequestSettled) {
-			// request.answer said expired: settled elsewhere, not ours.
-			resolved, serr = 0, nil
-		}
-	} else {
-		resolved, serr = ans.RespondApproval(ctx, target.Session, choice, target.QueueID)
-	}
-	in.do(func(now time.Time) { err = in.settleLocked(it, resolved, serr, now) })
-	return err
-}
-
-// waitingLocked is the request under key if it still waits for an answer
-// (approvals and prompts alike); else the error that says why not. An
-// answer of unknown outcome refuses a second one: it could reach whatever
-// the gateway asks next.
-func (in *Inbox) waitingLocked(key string) (*item, error) {
-	it, ok := in.items[key]
-	switch {
-	case !ok:
-		return nil, ErrNotFound
-	case it.State == StateSentUnknown || it.State == StateOutcomeUnknown:
-		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, Unknown: true}
-	case it.State == StateAnswering || it.State == StateResolved:
-		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
-	case it.State != StatePending:
-		return nil, &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome}
-	}
-	return it, nil
-}
-
-// answerableLocked checks that an answer may be sent now.
-func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item, error) {
-	it, err := in.waitingLocked(key)
-	switch {
-	case err != nil:
-		return nil, err
-	case it.Dialect == DialectServerRequest && it.RequestID == "":
-		return nil, ErrNoRequestID
-	}
-	if choice != ChoiceDeny && slices.Contains(knownChoices, choice) {
-		if err := denyOnlyErr(it.Request); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case !it.Offers(choice):
-		return nil, fmt.Errorf("%q is not offered for this request; choose one of: %s", choice, strings.Join(it.Choices, ", "))
-	case choice == ChoiceAlways && !confirmAlways:
-		return nil, ErrConfirmAlways
-	}
-	switch first := in.fifoHeadLocked(it); {
-	case first == it:
-	case first.State == StateSentUnknown:
-		return nil, fmt.Errorf("the answer to the earlier request from this session (%s) was sent and its outcome is unknown; this gateway applies answers in arrival order, so Herald sends nothing more in this session until it learns the outcome (answer in Hermes itself if it cannot wait)", first.DisplayCommand())
-	case first.State == StateAnswering:
-		return nil, fmt.Errorf("an answer to the earlier request from this session (%s) is on its way; this gateway applies answers in arrival order, so answer this one once that is confirmed", first.DisplayCommand())
-	case first.Uncertain:
-		return nil, fmt.Errorf("this gateway applies answers in arrival order: answer the earlier request from this session first (%s), or dismiss it if it is no longer waiting", first.DisplayCommand())
-	default:
-		return nil, fmt.Errorf("this gateway applies answers in arrival order: answer the earlier request from this session first (%s)", first.DisplayCommand())
-	}
-	return it, nil
-}
-
-// settleLocked applies the result of a send.
-func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time) error {
-	e := ending{StateResolved, Outcome{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface}}
-	var err error
-	late := !now.Before(it.ExpiresAt)
-	switch {
-	case it.reusedInFlight && (serr == nil || answerIsUnknown(serr)):
-		it.hint, it.responded = nil, ""
-		in.unknownLocked(it, errReusedInFlight, now)
-		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: errReusedInFlight}
-	case it.hint != nil:
-		e = *it.hint
-		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: serr == nil, Cause: serr}
-	case serr != nil && answerIsUnknown(serr) && it.responded != "":
-		// The reply was lost, but the server's stream already said how
-		// the request ended.
-		choice := it.responded
-		it.responded = ""
-		in.unknownLocked(it, serr, now)
-		in.learnedLocked(it, choice != ChoiceDeny, "the API server reported the answer "+VisibleLine(choice), now)
-		if it.State != StateResolved {
-			return &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome, Sent: true, Cause: serr}
-		}
-		return nil
-	case serr != nil && answerIsUnknown(serr):
-		in.unknownLocked(it, serr, now)
-		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: serr}
-	case serr == nil && it.Dialect == DialectServerRequest && it.Uncertain:
-		// A response frame's only confirmation is that it was written,
-		// which says nothing when Herald does not know whether the
-		// gateway still holds the request (restored after a restart).
-		in.unknownLocked(it, errUnconfirmedWrite, now)
-		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: errUnconfirmedWrite}
-	case serr != nil && late:
-		e = ending{StateExpired, Outcome{Detail: "the answer could not be sent before the gateway's timeout"}}
-		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Cause: serr}
-	case serr != nil:
-		it.State, it.Outcome, it.LastError = StatePending, Outcome{}, scrub(serr.Error())
-		in.emitLocked(ChangeUpdated, it, now)
-		return &SendError{Gateway: it.Gateway, Choice: e.out.Choice, Err: serr}
-	case resolved < 1 && late:
-		e = ending{StateExpired, Outcome{Detail: "the gateway had nothing pending any more: it had timed out"}}
-		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: true}
-	case resolved < 1:
-		e = ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: "the gateway had nothing pending any more for this session"}}
-		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: true}
-	}
-	it.hint, it.responded = nil, ""
-	it.State, it.Outcome, it.Uncertain = e.state, e.out, false
-	it.Outcome.At = now
-	in.emitLocked(ChangeUpdated, it, now)
-	if it.Conflict != "" && it.State == StateResolved {
-		in.endSiblingsLocked(it, now)
-	}
-	return err
-}
-
-// Dismiss ends an Uncertain pending request without sending anything, for
-// a user who believes the gateway no longer waits for it.
-func (in *Inbox) Dismiss(key, surface string) error {
-	var err error
-	in.do(func(now time.Time) {
-		it, ok := in.items[key]
-		switch {
-		case !ok:
-			err = ErrNotFound
-		case it.State == StateSentUnknown:
-			// The user settles the question of the outcome themselves
-			// (they checked in Hermes): it stays unknown to Herald.
-			it.State = StateOutcomeUnknown
-			it.Outcome.Detail = fmt.Sprintf("outcome unknown: Herald's answer %q was sent before the link dropped; dismissed from %s before the gateway said whether it took effect", it.Outcome.Choice, VisibleLine(surface))
-			it.Outcome.At = now
-			in.emitLocked(ChangeUpdated, it, now)
-		case it.State == StateAnswering || it.State == StateResolved:
-			err = &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
-		case it.State != StatePending:
-			err = &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome}
-		case !it.Uncertain:
-			err = errors.New("the gateway is known to be waiting for this request, so it cannot be dismissed; answer it instead (deny to refuse)")
-		default:
-			in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelDismissed, Surface: surface}}, now)
-		}
-	})
-	return err
 }

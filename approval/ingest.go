@@ -83,7 +83,6 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 		Choices:       offered(a),
 		ReceivedAt:    ev.ReceivedAt,
 		Dialect:       DialectEvent,
-		State:         StatePending,
 	}
 	if r.QueueID == "" {
 		r.QueueID = a.ApprovalID
@@ -168,17 +167,15 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 	case len(r.Choices) == 0:
 		why = "it offers no choice Herald knows"
 	}
-	if why != "" {
-		it.State, it.toolSeen = StateFailed, true
-		it.Outcome = Outcome{At: now, Error: why}
-	} else if in.liveLocked(r.Gateway) >= in.maxPending {
+	switch {
+	case why != "":
+		in.admitFailedLocked(it, why, now)
+	case in.liveLocked(r.Gateway) >= in.maxPending:
 		in.refuseLocked(r, now)
 		return
+	default:
+		in.admitLocked(it, now)
 	}
-	in.seq++
-	it.seq = in.seq
-	in.items[r.Key] = it
-	in.emitLocked(ChangeArrived, it, now)
 	if it.Conflict != "" {
 		in.flagSiblingsLocked(it, now)
 	}
@@ -194,8 +191,8 @@ func (in *Inbox) rearmRequestLocked(it *item, ev wire.Event, now time.Time) {
 		// answer did not reach it, and an answer by this id is bound.
 		// (Not when the id names two requests: the answer may have
 		// settled the other.)
-		it.State, it.LastError, it.Uncertain = StatePending, "your answer did not reach the gateway before the link dropped: it still waits for this request, answer again", false
-		it.Outcome = Outcome{At: now, Detail: "the gateway listed it again as waiting after the link dropped"}
+		in.toPendingAgain(it, listedAgainError, "the gateway listed it again as waiting after the link dropped", now)
+		return
 	case it.State.Live() && (it.Uncertain || it.LastError != ""):
 		it.Uncertain, it.LastError = false, ""
 	case it.State == StateResolved && ev.Replayed && it.Outcome.Detail == "":

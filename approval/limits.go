@@ -247,9 +247,7 @@ func (in *Inbox) refuseNLocked(r Request, n int, poison bool, why, bound string,
 		}
 		r.Command, r.Truncated = cmd, true
 	}
-	r.State = StateFailed
-	r.Outcome = Outcome{At: now, Error: why}
-	in.out = append(in.out, Change{Kind: ChangeRefused, At: now, Request: r.clone(), Refused: n})
+	in.out = append(in.out, Change{Kind: ChangeRefused, At: now, Request: refusedRecord(r, why, now).clone(), Refused: n})
 }
 
 // settleFloodsLocked marks floods over once their gateway is below the

@@ -132,9 +132,7 @@ func (in *Inbox) listedLocked(ev wire.Event, now time.Time) {
 			}
 		case it.State != StateSentUnknown && !(it.State == StatePending && it.restored):
 		case it.State == StateSentUnknown && e != nil && it.Conflict == "":
-			it.State, it.LastError, it.Uncertain = StatePending, listedAgainError, false
-			it.Outcome = Outcome{At: now, Detail: listedAgainDetail}
-			in.emitLocked(ChangeUpdated, it, now)
+			in.toPendingAgain(it, listedAgainError, listedAgainDetail, now)
 		case it.State == StateSentUnknown && e == nil && p.Complete && (hasListedID(it) || len(p.Approvals) == 0):
 			in.goneUnknownLocked(it, listedGoneDetail, now)
 		case it.State == StatePending && it.restored && e != nil && it.QueueID != "" && byQueue[it.QueueID] == e && (it.Epoch == "" || it.Epoch == ev.Epoch) &&

@@ -87,7 +87,7 @@ func (in *Inbox) arrivePromptLocked(ev wire.Event, decodeErr error, now time.Tim
 	kind := Kind(wire.PromptKind(ev.Kind))
 	base := Request{
 		Kind: kind, Gateway: ev.Gateway, Session: ev.Session, StoredSession: ev.StoredSession,
-		ReceivedAt: ev.ReceivedAt, Dialect: DialectEvent, State: StatePending, Choices: []string{},
+		ReceivedAt: ev.ReceivedAt, Dialect: DialectEvent, Choices: []string{},
 	}
 	if base.ReceivedAt.IsZero() {
 		base.ReceivedAt = now
@@ -149,9 +149,7 @@ func (in *Inbox) arrivePromptLocked(ev wire.Event, decodeErr error, now time.Tim
 	if why != "" {
 		r := base
 		r.Key = in.evKey(r.Gateway + "/" + string(kind) + "/bad")
-		it := &item{Request: r, toolSeen: true}
-		it.State, it.Outcome = StateFailed, Outcome{At: now, Error: why}
-		in.addLocked(it, now)
+		in.admitFailedLocked(&item{Request: r}, why, now)
 		return
 	}
 	for _, r := range reqs {
@@ -172,19 +170,12 @@ func (in *Inbox) arrivePromptLocked(ev wire.Event, decodeErr error, now time.Tim
 			in.rearmRequestLocked(old, ev, now)
 			continue
 		}
-		if r.State == StatePending && in.liveLocked(r.Gateway) >= in.maxPending {
+		if in.liveLocked(r.Gateway) >= in.maxPending {
 			in.refuseLocked(r, now) // a flood of prompts is bounded like approvals
 			continue
 		}
-		in.addLocked(&item{Request: r, toolSeen: true}, now)
+		in.admitLocked(&item{Request: r, toolSeen: true}, now)
 	}
-}
-
-func (in *Inbox) addLocked(it *item, now time.Time) {
-	in.seq++
-	it.seq = in.seq
-	in.items[it.Key] = it
-	in.emitLocked(ChangeArrived, it, now)
 }
 
 // boundChoices keeps at most maxChoices distinct, non-empty choices.
@@ -300,9 +291,7 @@ func (in *Inbox) answerPrompt(ctx context.Context, key string, value *wire.Secre
 			return
 		}
 		it = cur
-		it.State, it.LastError = StateAnswering, ""
-		it.Outcome = Outcome{Choice: outcomeText(it.Kind, value), Surface: surface, At: now}
-		in.emitLocked(ChangeUpdated, it, now)
+		in.toAnswering(it, outcomeText(it.Kind, value), surface, now)
 		target = it.Request
 	})
 	if err != nil {

@@ -103,6 +103,7 @@ func newModel(rt *rapid.T) *model {
 			return 0
 		},
 		Notify: m.notified,
+		fault:  func(why string) { m.violate("approval machine: %s", why) },
 	})
 	return m
 }

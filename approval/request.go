@@ -55,49 +55,6 @@ const (
 	DialectServerRequest Dialect = "server-request"
 )
 
-// State is where a request is in its life cycle:
-// pending -> answering -> resolved, or pending -> cancelled | expired, or
-// failed on arrival. An answer whose link dropped after it was written is
-// answering -> sent-unknown, which Herald reconciles from what the gateway
-// says next (resolved, cancelled, expired, pending again when the gateway
-// lists the request as still waiting by its id) or, failing that, ends
-// outcome-unknown. Resolved, cancelled, expired, failed and
-// outcome-unknown are final.
-type State string
-
-const (
-	// StatePending waits for the user.
-	StatePending State = "pending"
-	// StateAnswering has an answer on its way to the gateway.
-	StateAnswering State = "answering"
-	// StateResolved was answered from Herald and the gateway confirmed it.
-	StateResolved State = "resolved"
-	// StateCancelled ended without Herald's answer taking effect; see
-	// Outcome.Reason.
-	StateCancelled State = "cancelled"
-	// StateExpired timed out without an answer; the command did not run.
-	StateExpired State = "expired"
-	// StateFailed arrived in a form Herald cannot answer; see Outcome.Error.
-	StateFailed State = "failed"
-	// StateSentUnknown: Herald's answer (Outcome.Choice) was written to
-	// the gateway, then the link dropped before the gateway confirmed it.
-	// It may have taken effect. Herald never sends it again blind; it
-	// learns the outcome from what the gateway says next.
-	StateSentUnknown State = "sent-unknown"
-	// StateOutcomeUnknown: Herald's answer was sent and Herald could not
-	// learn whether it took effect (final).
-	StateOutcomeUnknown State = "outcome-unknown"
-)
-
-// Live reports whether the request is still open (pending, answering, or
-// sent with its outcome still to be learned).
-func (s State) Live() bool {
-	return s == StatePending || s == StateAnswering || s == StateSentUnknown
-}
-
-// UnknownDetail is what surfaces say of an answer in StateSentUnknown.
-const UnknownDetail = "answer sent, outcome unknown: the link dropped before the gateway confirmed it; Herald will not send it again and shows the outcome once the gateway reports it"
-
 // CancelReason says why a request was cancelled.
 type CancelReason string
 

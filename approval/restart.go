@@ -142,33 +142,25 @@ func (in *Inbox) restoreLocked(now time.Time) {
 		if r.Unbound == unboundRestartID {
 			it.recorded = restoredChoices(a, lastGuards(a, o.last))
 		}
-		in.seq++
-		it.seq = in.seq
-		in.items[k] = it
 		if idless(r) {
 			in.order.lose(eventNS(r), unboundRestart)
 		}
-		if o.last.State == StateAnswering || o.last.State == StateSentUnknown {
+		switch {
+		case o.last.State == StateAnswering || o.last.State == StateSentUnknown:
 			// Herald stopped while an answer was on its way or its
 			// outcome unknown: it may have taken effect, so it is never
 			// offered again.
-			it.State, it.Uncertain, it.restored = StateOutcomeUnknown, false, false
-			it.Outcome = Outcome{At: now, Choice: o.last.Choice, Surface: o.last.Surface,
-				Detail: fmt.Sprintf("outcome unknown: Herald stopped while its answer %q was on its way, before the gateway confirmed it", o.last.Choice)}
-			in.emitLocked(ChangeUpdated, it, now)
-			continue
-		}
-		if !now.Before(r.ExpiresAt) {
+			in.admitEndedLocked(it, ending{StateOutcomeUnknown, Outcome{Choice: o.last.Choice, Surface: o.last.Surface,
+				Detail: fmt.Sprintf("outcome unknown: Herald stopped while its answer %q was on its way, before the gateway confirmed it", o.last.Choice)}}, now)
+		case !now.Before(r.ExpiresAt):
 			// Past its deadline: the gateway stopped waiting (and did not
 			// run the command) while Herald was away.
-			it.State, it.Uncertain, it.restored = StateExpired, false, false
-			it.Outcome = Outcome{At: now, Detail: "the gateway's timeout passed while Herald was not running"}
-			in.emitLocked(ChangeUpdated, it, now)
-			continue
+			in.admitEndedLocked(it, ending{StateExpired, Outcome{Detail: "the gateway's timeout passed while Herald was not running"}}, now)
+		default:
+			// Shown again as an arrival, so every surface (and
+			// notification) brings it back to the user.
+			in.admitLocked(it, now)
 		}
-		// Shown again as an arrival, so every surface (and notification)
-		// brings it back to the user.
-		in.emitLocked(ChangeArrived, it, now)
 	}
 }
 
@@ -190,7 +182,7 @@ func restoredRequest(k string, a, last Entry, now time.Time) Request {
 		Unbound:      g.Unbound,
 		SessionTitle: firstOf(last.SessionTitle, a.SessionTitle),
 		Choices:      restoredChoices(a, g),
-		ReceivedAt:   a.At, State: StatePending, Uncertain: true,
+		ReceivedAt:   a.At, Uncertain: true,
 		Outcome: Outcome{At: now, Detail: restoredDetail},
 	}
 	if r.Dialect == "" {
@@ -275,7 +267,6 @@ func (in *Inbox) adoptRestoredLocked(r Request, now time.Time) bool {
 // adoptLocked replaces a restored request with the gateway's fresh copy
 // of it (full command, offered choices), keeping its key.
 func (in *Inbox) adoptLocked(it *item, r Request, now time.Time) {
-	key, seq := it.Key, it.seq
 	if it.Unbound != "" && idless(r) {
 		// The restart's loss of proof stands: an id-less copy says
 		// nothing about the session's answer order. (One offered again
@@ -283,9 +274,7 @@ func (in *Inbox) adoptLocked(it *item, r Request, now time.Time) {
 		unbind(&r, it.Unbound)
 	}
 	r.Conflict = firstOf(r.Conflict, it.Conflict)
-	it.Request = r
-	it.Key, it.seq, it.restored = key, seq, false
-	in.emitLocked(ChangeUpdated, it, now)
+	in.toRefreshed(it, r, now)
 }
 
 // endRestoredPromptLocked ends a prompt that the last run left open: its
@@ -297,12 +286,6 @@ func (in *Inbox) endRestoredPromptLocked(k string, a, last Entry, now time.Time)
 		Key: k, Kind: a.RequestKind, Gateway: a.Gateway, Session: firstOf(last.Session, a.Session), StoredSession: firstOf(last.StoredSession, a.StoredSession),
 		Dialect: a.Dialect, Question: a.Question, Choices: []string{}, ReceivedAt: a.At, ExpiresAt: a.At.Add(promptTimeouts[a.RequestKind]),
 		SessionTitle: firstOf(last.SessionTitle, a.SessionTitle),
-		State:        StateCancelled,
-		Outcome:      Outcome{At: now, Reason: CancelRequestCancel, Detail: "Herald restarted while this question was waiting; if the agent still waits, it asks again or can be answered in Hermes"},
 	}
-	it := &item{Request: r, toolSeen: true}
-	in.seq++
-	it.seq = in.seq
-	in.items[k] = it
-	in.emitLocked(ChangeUpdated, it, now)
+	in.admitEndedLocked(&item{Request: r, toolSeen: true}, ending{StateCancelled, Outcome{Reason: CancelRequestCancel, Detail: "Herald restarted while this question was waiting; if the agent still waits, it asks again or can be answered in Hermes"}}, now)
 }

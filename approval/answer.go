@@ -1,0 +1,205 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/herald-desktop/herald/backend/wire"
+)
+
+// ErrNotFound is returned for a key the inbox does not hold.
+var ErrNotFound = errors.New("approval request not found: it may have left the inbox after it ended; refresh the list")
+
+// ErrConfirmAlways is returned for "always" without confirmation.
+var ErrConfirmAlways = errors.New(`"always" adds this command pattern to the gateway's permanent allowlist; ask the user to confirm that, then answer again`)
+
+// ErrNoAnswerer is wrapped when Herald has no connection to the gateway.
+var ErrNoAnswerer = errors.New("Herald is not connected to this request's gateway")
+
+// Answer sends the user's choice for the request with key, from surface
+// (a name such as "tray" or "window"). The first answer wins; any other
+// gets an *AnsweredError. "always" needs confirmAlways. The request is
+// resolved only once the gateway confirms; if the send fails the request
+// is pending again with LastError set and a *SendError is returned.
+func (in *Inbox) Answer(ctx context.Context, key, choice, surface string, confirmAlways bool) error {
+	if r, ok := in.Get(key); ok && r.Kind.IsPrompt() {
+		return in.answerPromptChoice(ctx, r, choice, surface)
+	}
+	if surface == "" {
+		return errors.New("approval: Answer needs the name of the surface the user answered from")
+	}
+	var it *item
+	var ans Answerer
+	var err error
+	var target Request // what to send to, read under the lock
+	in.do(func(now time.Time) {
+		if it, err = in.answerableLocked(key, choice, confirmAlways); err != nil {
+			return
+		}
+		var ok bool
+		if ans, ok = in.answerers(it.Gateway); !ok {
+			err = fmt.Errorf("%w (%s); the request is still pending: reconnect the gateway, then answer again", ErrNoAnswerer, it.Gateway)
+			return
+		}
+		in.toAnswering(it, choice, surface, now)
+		target = it.Request
+	})
+	if err != nil {
+		return err
+	}
+	resolved, serr := 1, error(nil)
+	if target.Dialect == DialectServerRequest {
+		serr = ans.RespondServerRequest(ctx, target.RequestID, choice)
+		if errors.Is(serr, wire.ErrRequestSettled) {
+			// request.answer said expired: settled elsewhere, not ours.
+			resolved, serr = 0, nil
+		}
+	} else {
+		resolved, serr = ans.RespondApproval(ctx, target.Session, choice, target.QueueID)
+	}
+	in.do(func(now time.Time) { err = in.settleLocked(it, resolved, serr, now) })
+	return err
+}
+
+// waitingLocked is the request under key if it still waits for an answer
+// (approvals and prompts alike); else the error that says why not. An
+// answer of unknown outcome refuses a second one: it could reach whatever
+// the gateway asks next.
+func (in *Inbox) waitingLocked(key string) (*item, error) {
+	it, ok := in.items[key]
+	switch {
+	case !ok:
+		return nil, ErrNotFound
+	case it.State == StateSentUnknown || it.State == StateOutcomeUnknown:
+		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, Unknown: true}
+	case it.State == StateAnswering || it.State == StateResolved:
+		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
+	case it.State != StatePending:
+		return nil, &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome}
+	}
+	return it, nil
+}
+
+// answerableLocked checks that an answer may be sent now.
+func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item, error) {
+	it, err := in.waitingLocked(key)
+	switch {
+	case err != nil:
+		return nil, err
+	case it.Dialect == DialectServerRequest && it.RequestID == "":
+		return nil, ErrNoRequestID
+	}
+	if choice != ChoiceDeny && slices.Contains(knownChoices, choice) {
+		if err := denyOnlyErr(it.Request); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case !it.Offers(choice):
+		return nil, fmt.Errorf("%q is not offered for this request; choose one of: %s", choice, strings.Join(it.Choices, ", "))
+	case choice == ChoiceAlways && !confirmAlways:
+		return nil, ErrConfirmAlways
+	}
+	switch first := in.fifoHeadLocked(it); {
+	case first == it:
+	case first.State == StateSentUnknown:
+		return nil, fmt.Errorf("the answer to the earlier request from this session (%s) was sent and its outcome is unknown; this gateway applies answers in arrival order, so Herald sends nothing more in this session until it learns the outcome (answer in Hermes itself if it cannot wait)", first.DisplayCommand())
+	case first.State == StateAnswering:
+		return nil, fmt.Errorf("an answer to the earlier request from this session (%s) is on its way; this gateway applies answers in arrival order, so answer this one once that is confirmed", first.DisplayCommand())
+	case first.Uncertain:
+		return nil, fmt.Errorf("this gateway applies answers in arrival order: answer the earlier request from this session first (%s), or dismiss it if it is no longer waiting", first.DisplayCommand())
+	default:
+		return nil, fmt.Errorf("this gateway applies answers in arrival order: answer the earlier request from this session first (%s)", first.DisplayCommand())
+	}
+	return it, nil
+}
+
+// settleLocked applies the result of a send: resolved is how many
+// requests the gateway said the answer settled, serr the send's error.
+func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time) error {
+	e := ending{StateResolved, Outcome{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface}}
+	var err error
+	late := !now.Before(it.ExpiresAt)
+	unknown := serr != nil && answerIsUnknown(serr) // written, then the link dropped
+	switch {
+	case it.reusedInFlight && (serr == nil || unknown):
+		// Meanwhile the gateway used the id for another command: the
+		// answer may have reached either.
+		in.toSentUnknown(it, scrub(errReusedInFlight.Error()), now)
+		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: errReusedInFlight}
+	case it.hint != nil:
+		e = *it.hint
+		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: serr == nil, Cause: serr}
+	case it.reusedInFlight:
+		// Not sent, and its id now names another command: Herald no
+		// longer answers it (see reusedIDLocked).
+		e = ending{StateCancelled, Outcome{Reason: CancelSuperseded, Detail: supersededDetail}}
+		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Cause: serr}
+	case unknown && it.responded != "":
+		// The reply was lost, but the server's stream already said how
+		// the request ended.
+		choice := it.responded
+		in.toSentUnknown(it, scrub(serr.Error()), now)
+		in.learnedLocked(it, choice != ChoiceDeny, "the API server reported the answer "+VisibleLine(choice), now)
+		if it.State != StateResolved {
+			return &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome, Sent: true, Cause: serr}
+		}
+		return nil
+	case unknown:
+		in.toSentUnknown(it, scrub(serr.Error()), now)
+		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: serr}
+	case serr == nil && it.Dialect == DialectServerRequest && it.Uncertain:
+		// A response frame's only confirmation is that it was written,
+		// which says nothing when Herald does not know whether the
+		// gateway still holds the request (restored after a restart).
+		in.toSentUnknown(it, scrub(errUnconfirmedWrite.Error()), now)
+		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: errUnconfirmedWrite}
+	case serr != nil && late:
+		e = ending{StateExpired, Outcome{Detail: "the answer could not be sent before the gateway's timeout"}}
+		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Cause: serr}
+	case serr != nil:
+		in.toPendingAgain(it, scrub(serr.Error()), "", now)
+		return &SendError{Gateway: it.Gateway, Choice: e.out.Choice, Err: serr}
+	case resolved < 1 && late:
+		e = ending{StateExpired, Outcome{Detail: "the gateway had nothing pending any more: it had timed out"}}
+		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: true}
+	case resolved < 1:
+		e = ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: "the gateway had nothing pending any more for this session"}}
+		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: true}
+	}
+	in.toEnded(it, e, now)
+	if it.Conflict != "" && it.State == StateResolved {
+		in.endSiblingsLocked(it, now)
+	}
+	return err
+}
+
+// Dismiss ends an Uncertain pending request without sending anything, for
+// a user who believes the gateway no longer waits for it.
+func (in *Inbox) Dismiss(key, surface string) error {
+	var err error
+	in.do(func(now time.Time) {
+		it, ok := in.items[key]
+		switch {
+		case !ok:
+			err = ErrNotFound
+		case it.State == StateSentUnknown:
+			// The user settles the question of the outcome themselves
+			// (they checked in Hermes): it stays unknown to Herald.
+			in.toEnded(it, unknownAt(it, fmt.Sprintf("outcome unknown: Herald's answer %q was sent before the link dropped; dismissed from %s before the gateway said whether it took effect", it.Outcome.Choice, VisibleLine(surface))), now)
+		case it.State == StateAnswering || it.State == StateResolved:
+			err = &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
+		case it.State != StatePending:
+			err = &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome}
+		case !it.Uncertain:
+			err = errors.New("the gateway is known to be waiting for this request, so it cannot be dismissed; answer it instead (deny to refuse)")
+		default:
+			in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelDismissed, Surface: surface}}, now)
+		}
+	})
+	return err
+}
