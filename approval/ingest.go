@@ -66,81 +66,22 @@ func (in *Inbox) Ingest(ev wire.Event) {
 	})
 }
 
+// arriveLocked takes in an approval: a new request, or one the inbox
+// already holds delivered again (see knownByIDLocked).
 func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 	a, ok := ev.Approval()
 	if !ok {
 		a = &wire.ApprovalPayload{}
 	}
-	r := Request{
-		Kind:          KindApproval,
-		Gateway:       ev.Gateway,
-		Session:       ev.Session,
-		StoredSession: ev.StoredSession,
-		QueueID:       a.RequestID,
-		Command:       a.Command,
-		Description:   a.Description,
-		PatternKeys:   a.PatternKeys,
-		Choices:       offered(a),
-		ReceivedAt:    ev.ReceivedAt,
-		Dialect:       DialectEvent,
-	}
-	if r.QueueID == "" {
-		r.QueueID = a.ApprovalID
-	}
-	if ev.Kind == wire.ApprovalServerRequest {
-		r.Dialect, r.RequestID = DialectServerRequest, ev.RequestID
-		if r.QueueID == r.RequestID {
-			r.QueueID = "" // the client fills in the srq id when the gateway sent none
-		}
-	}
-	if r.Session == "" {
-		r.Session = a.SessionID
-	}
-	if len(r.PatternKeys) == 0 && a.PatternKey != "" {
-		r.PatternKeys = []string{a.PatternKey}
-	}
-	if r.ReceivedAt.IsZero() {
-		r.ReceivedAt = now
-	}
-	r.ExpiresAt = r.ReceivedAt.Add(in.timeoutFor(r.Gateway))
-	r.Epoch = ev.Epoch
-	tooLong := in.boundLocked(&r)
-	in.titleLocked(&r)
-
-	// A gateway-given id is the key only together with its session: the
-	// same id in two sessions names two requests.
-	switch {
-	case r.Dialect == DialectServerRequest && r.RequestID != "":
-		r.Key = in.srqKey(r.Gateway, r.Session+"/"+r.RequestID)
-	case r.Dialect == DialectEvent && r.QueueID != "":
-		r.Key = in.queueKey(r.Gateway, r.Session+"/"+r.QueueID)
-	}
-	if r.Key != "" {
-		reused, done := in.reusedIDLocked(r, ev, now)
-		if done {
-			return
-		}
-		var old *item
-		var conflict bool
-		if r.Key, old, conflict = in.placeLocked(r, now); old != nil {
-			in.rearmRequestLocked(old, ev, now)
-			return
-		}
-		r.Conflict = reused
-		if conflict || in.idInOtherSessionLocked(r) {
-			r.Conflict = conflictText(r)
-		}
+	r, tooLong := in.approvalFromLocked(ev, a, now)
+	if r.Key != "" && in.knownByIDLocked(&r, ev, now) {
+		return
 	}
 	if why, proven := in.order.proven(eventNS(r)); !proven && idless(r) {
 		unbind(&r, why)
 	}
-	if r.Key == "" || r.Dialect == DialectServerRequest {
-		// A request restored from the log that the gateway offers again:
-		// the event form keeps its key, a server request ends the old
-		// copy (its id came from the old connection).
-		if in.adoptRestoredLocked(r, now) {
-			return
-		}
+	if offeredAgainAfterRestart(r) && in.adoptRestoredLocked(r, now) {
+		return
 	}
 	if r.Key == "" {
 		ns := eventNS(r)
@@ -149,25 +90,11 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 			r.Conflict = unboundRefused
 		}
 	}
-
 	if r.Conflict == "" && Undecodable(r.Command) {
 		r.Conflict = UndecodableWhy
 	}
 	it := &item{Request: r}
-	var why string
-	switch {
-	case !ok && decodeErr != nil:
-		why = fmt.Sprintf("its payload could not be read: %v", decodeErr)
-	case !ok:
-		why = "it came without a payload"
-	case tooLong != "":
-		why = tooLong
-	case r.Session == "":
-		why = "it names no session"
-	case len(r.Choices) == 0:
-		why = "it offers no choice Herald knows"
-	}
-	switch {
+	switch why := unanswerable(r, ok, decodeErr, tooLong); {
 	case why != "":
 		in.admitFailedLocked(it, why, now)
 	case in.liveLocked(r.Gateway) >= in.maxPending:
@@ -179,6 +106,101 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 	if it.Conflict != "" {
 		in.flagSiblingsLocked(it, now)
 	}
+}
+
+// approvalFromLocked reads an approval event into a request, within the
+// inbox's bounds (tooLong says why it cannot be answered faithfully),
+// keyed by the gateway's id when it gave one.
+func (in *Inbox) approvalFromLocked(ev wire.Event, a *wire.ApprovalPayload, now time.Time) (r Request, tooLong string) {
+	r = Request{
+		Kind:          KindApproval,
+		Gateway:       ev.Gateway,
+		Session:       firstOf(ev.Session, a.SessionID),
+		StoredSession: ev.StoredSession,
+		QueueID:       firstOf(a.RequestID, a.ApprovalID),
+		Command:       a.Command,
+		Description:   a.Description,
+		PatternKeys:   a.PatternKeys,
+		Choices:       offered(a),
+		ReceivedAt:    ev.ReceivedAt,
+		Dialect:       DialectEvent,
+		Epoch:         ev.Epoch,
+	}
+	if ev.Kind == wire.ApprovalServerRequest {
+		r.Dialect, r.RequestID = DialectServerRequest, ev.RequestID
+		if r.QueueID == r.RequestID {
+			r.QueueID = "" // the client fills in the srq id when the gateway sent none
+		}
+	}
+	if len(r.PatternKeys) == 0 && a.PatternKey != "" {
+		r.PatternKeys = []string{a.PatternKey}
+	}
+	if r.ReceivedAt.IsZero() {
+		r.ReceivedAt = now
+	}
+	r.ExpiresAt = r.ReceivedAt.Add(in.timeoutFor(r.Gateway))
+	tooLong = in.boundLocked(&r)
+	in.titleLocked(&r)
+	// A gateway-given id is the key only together with its session: the
+	// same id in two sessions names two requests.
+	switch {
+	case r.Dialect == DialectServerRequest && r.RequestID != "":
+		r.Key = in.srqKey(r.Gateway, r.Session+"/"+r.RequestID)
+	case r.Dialect == DialectEvent && r.QueueID != "":
+		r.Key = in.queueKey(r.Gateway, r.Session+"/"+r.QueueID)
+	}
+	return r, tooLong
+}
+
+// knownByIDLocked places an arrival the gateway named by id (r.Key is
+// its base key). It returns true when the arrival is a request the inbox
+// holds, delivered again (re-armed, or adopted by a restored one);
+// otherwise r gets its own key and, when its id names another command
+// too, its Conflict (see conflict.go).
+func (in *Inbox) knownByIDLocked(r *Request, ev wire.Event, now time.Time) bool {
+	reused, done := in.reusedIDLocked(*r, ev, now)
+	if done {
+		return true
+	}
+	var old *item
+	var conflict bool
+	if r.Key, old, conflict = in.placeLocked(*r, now); old != nil {
+		in.rearmRequestLocked(old, ev, now)
+		return true
+	}
+	r.Conflict = reused
+	if conflict || in.idInOtherSessionLocked(*r) {
+		r.Conflict = conflictText(*r)
+	}
+	return false
+}
+
+// offeredAgainAfterRestart reports whether r may be a request restored
+// from the log that the gateway offers again, matched by session and
+// command: one without an id of its own (the event form keeps the
+// restored key), or a server request (its id came from the old
+// connection, so the restored copy ends).
+func offeredAgainAfterRestart(r Request) bool {
+	return r.Key == "" || r.Dialect == DialectServerRequest
+}
+
+// unanswerable says why Herald cannot answer an arriving approval ("" when
+// it can): ok is whether it carried a payload, decodeErr why that could
+// not be read, tooLong what exceeded the inbox's bounds.
+func unanswerable(r Request, ok bool, decodeErr error, tooLong string) string {
+	switch {
+	case !ok && decodeErr != nil:
+		return fmt.Sprintf("its payload could not be read: %v", decodeErr)
+	case !ok:
+		return "it came without a payload"
+	case tooLong != "":
+		return tooLong
+	case r.Session == "":
+		return "it names no session"
+	case len(r.Choices) == 0:
+		return "it offers no choice Herald knows"
+	}
+	return ""
 }
 
 // rearmRequestLocked handles a request delivered again (the client offers

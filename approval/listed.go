@@ -88,7 +88,47 @@ func (in *Inbox) listedLocked(ev wire.Event, now time.Time) {
 	if p.SessionID != "" && ev.Session == "" {
 		ev.Session = p.SessionID
 	}
-	bySRQ, byQueue := map[string]*listedEntry{}, map[string]*listedEntry{}
+	l := indexListing(p, ev.Epoch)
+	items := in.sortedLocked(func(it *item) bool {
+		same := ev.StoredSession != "" && it.StoredSession == ev.StoredSession || ev.Session != "" && it.Session == ev.Session
+		return same && it.Gateway == ev.Gateway && it.Kind == KindApproval && it.State.Live()
+	})
+	for _, it := range items {
+		e := l.entryFor(it)
+		switch l.verdict(it, e) {
+		case listedForAnotherCommand:
+			// Its id names another command too (or now): an answer by
+			// that id could reach either. Nothing is concluded, and the
+			// request is deny-only. (A command cut for display or never
+			// seen cannot be compared: it is deny-only already.)
+			if it.Command != "" && !it.Truncated && weakConflict(it.Conflict) {
+				it.Conflict = listedConflict
+				in.emitLocked(ChangeUpdated, it, now)
+			}
+		case listedReusedIDClear:
+			it.Conflict = ""
+			it.Outcome = Outcome{At: now, Detail: listedReusedDetail}
+			in.emitLocked(ChangeUpdated, it, now)
+		case listedStillWaiting:
+			in.toPendingAgain(it, listedAgainError, listedAgainDetail, now)
+		case listedGone:
+			in.goneUnknownLocked(it, listedGoneDetail, now)
+		case listedRestoredByID:
+			in.regainLocked(it, e, now)
+		}
+	}
+}
+
+// listedIndex is a listing indexed by the ids an answer names.
+type listedIndex struct {
+	bySRQ, byQueue map[string]*listedEntry
+	complete       bool   // the listing names every approval that waits
+	empty          bool   // it names none
+	epoch          string // the gateway's replay epoch when it listed
+}
+
+func indexListing(p listing, epoch string) listedIndex {
+	l := listedIndex{bySRQ: map[string]*listedEntry{}, byQueue: map[string]*listedEntry{}, complete: p.Complete, empty: len(p.Approvals) == 0, epoch: epoch}
 	index := func(m map[string]*listedEntry, id string, e *listedEntry) {
 		if id == "" || len(id) > maxListedID {
 			return
@@ -100,50 +140,67 @@ func (in *Inbox) listedLocked(ev wire.Event, now time.Time) {
 	}
 	for i := range p.Approvals {
 		e := &p.Approvals[i]
-		index(bySRQ, e.ID, e)
-		index(byQueue, e.RequestID, e)
+		index(l.bySRQ, e.ID, e)
+		index(l.byQueue, e.RequestID, e)
 	}
-	items := in.sortedLocked(func(it *item) bool {
-		same := ev.StoredSession != "" && it.StoredSession == ev.StoredSession || ev.Session != "" && it.Session == ev.Session
-		return same && it.Gateway == ev.Gateway && it.Kind == KindApproval && it.State.Live()
-	})
-	for _, it := range items {
-		e := listedFor(it, bySRQ, byQueue)
-		if e != nil && (e == ambiguous || !sameListedCommand(it, e)) {
-			// Its id names another command too (or now): an answer by
-			// that id could reach either. Nothing is concluded, and the
-			// request is deny-only. (A command cut for display or never
-			// seen cannot be compared: it is deny-only already.)
-			if it.Command != "" && !it.Truncated && weakConflict(it.Conflict) {
-				it.Conflict = listedConflict
-				in.emitLocked(ChangeUpdated, it, now)
-			}
-			continue
+	return l
+}
+
+// What a listing says of one open approval of its session.
+type listedVerdict uint8
+
+const (
+	listedNothing listedVerdict = iota
+	// listedForAnotherCommand: its id is listed for another command (or
+	// twice): deny-only.
+	listedForAnotherCommand
+	// listedReusedIDClear: its id, which a restored request had for
+	// another command, is listed once, for its command: an answer by
+	// that id reaches it.
+	listedReusedIDClear
+	// listedStillWaiting: Herald's answer has an unknown outcome and the
+	// request is listed again by its own id: the answer did not reach it.
+	listedStillWaiting
+	// listedGone: Herald's answer has an unknown outcome and a complete
+	// listing no longer names it: settled, by whom is not known.
+	listedGone
+	// listedRestoredByID: restored after a restart, and listed by its
+	// own id in the same epoch: it may regain its recorded choices.
+	listedRestoredByID
+)
+
+// verdict is what the listing says of it, given e, its entry by its own
+// id (nil when not listed; ambiguous when its id names two).
+func (l listedIndex) verdict(it *item, e *listedEntry) listedVerdict {
+	listed := e != nil
+	switch {
+	case listed && (e == ambiguous || !sameListedCommand(it, e)):
+		return listedForAnotherCommand
+	case it.Conflict == reusedConflict:
+		if listed && l.complete && it.State == StatePending && l.sameEpoch(it) && listedUnderOwnID(it, e) {
+			return listedReusedIDClear
 		}
-		switch {
-		case it.Conflict == reusedConflict:
-			if e != nil && p.Complete && it.State == StatePending && (it.Epoch == "" || it.Epoch == ev.Epoch) &&
-				(it.Dialect != DialectServerRequest || e.ID != "" && e.ID == it.RequestID) {
-				// Its id is listed once, for its command: an answer by
-				// that id reaches it.
-				it.Conflict = ""
-				it.Outcome = Outcome{At: now, Detail: listedReusedDetail}
-				in.emitLocked(ChangeUpdated, it, now)
-			}
-		case it.State != StateSentUnknown && !(it.State == StatePending && it.restored):
-		case it.State == StateSentUnknown && e != nil && it.Conflict == "":
-			in.toPendingAgain(it, listedAgainError, listedAgainDetail, now)
-		case it.State == StateSentUnknown && e == nil && p.Complete && (hasListedID(it) || len(p.Approvals) == 0):
-			in.goneUnknownLocked(it, listedGoneDetail, now)
-		case it.State == StatePending && it.restored && e != nil && it.QueueID != "" && byQueue[it.QueueID] == e && (it.Epoch == "" || it.Epoch == ev.Epoch) &&
-			(it.Dialect != DialectServerRequest || e.ID != "" && e.ID == it.RequestID):
-			// By the approval's own queue id, in the same gateway epoch;
-			// a server request, answered by its request id, only when
-			// listed under that id too (its id may come from an old
-			// connection, and a number repeats on the next one).
-			in.regainLocked(it, e, now)
-		}
+	case it.State == StateSentUnknown && listed && it.Conflict == "":
+		return listedStillWaiting
+	case it.State == StateSentUnknown && !listed && l.complete && (hasListedID(it) || l.empty):
+		return listedGone
+	case it.State == StatePending && it.restored && listed && it.QueueID != "" && l.byQueue[it.QueueID] == e && l.sameEpoch(it) && listedUnderOwnID(it, e):
+		// By the approval's own queue id, in the same gateway epoch.
+		return listedRestoredByID
 	}
+	return listedNothing
+}
+
+// sameEpoch reports whether it arrived in the gateway epoch the listing
+// is of (or either has none).
+func (l listedIndex) sameEpoch(it *item) bool { return it.Epoch == "" || it.Epoch == l.epoch }
+
+// listedUnderOwnID reports whether e names it by the id an answer to it
+// names: a server request, answered by its request id, only when listed
+// under that id (its id may come from an old connection, and a number
+// repeats on the next one); the event form by its queue id.
+func listedUnderOwnID(it *item, e *listedEntry) bool {
+	return it.Dialect != DialectServerRequest || e.ID != "" && e.ID == it.RequestID
 }
 
 // goneUnknownLocked says of a request whose answer's outcome is unknown
@@ -158,16 +215,16 @@ func (in *Inbox) goneUnknownLocked(it *item, detail string, now time.Time) {
 // ambiguous stands for an id that two entries of one listing carry.
 var ambiguous = &listedEntry{}
 
-// listedFor is the listing's entry naming it by its own id, if any
+// entryFor is the listing's entry naming it by its own id, if any
 // (ambiguous when its id names two).
-func listedFor(it *item, bySRQ, byQueue map[string]*listedEntry) *listedEntry {
+func (l listedIndex) entryFor(it *item) *listedEntry {
 	if it.Dialect == DialectServerRequest && it.RequestID != "" {
-		if e := bySRQ[it.RequestID]; e != nil {
+		if e := l.bySRQ[it.RequestID]; e != nil {
 			return e
 		}
 	}
 	if it.QueueID != "" {
-		return byQueue[it.QueueID]
+		return l.byQueue[it.QueueID]
 	}
 	return nil
 }
