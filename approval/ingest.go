@@ -328,9 +328,10 @@ func (in *Inbox) resyncLocked(ev wire.Event, now time.Time) {
 	}
 }
 
-// toolCompleteLocked matches a tool.complete to the session's event-form
-// request for that command (or, for a BLOCKED result, the oldest one) and
-// ends it as the gateway reports, unless Herald's own answer caused it.
+// toolCompleteLocked applies the event form's tool.complete to the
+// session's request it matches (its command; for a BLOCKED result
+// without one, the oldest): what it says of that request, and of the
+// session's answer order (see completionOf).
 func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
 	tc, ok := ev.Data.(*wire.ToolCompletePayload)
 	if !ok {
@@ -345,28 +346,16 @@ func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
 	_ = json.Unmarshal(tc.Args, &args)
 	_ = json.Unmarshal(tc.Result, &res)
 	blocked, denied := blockedEnding(res.Error)
-	cands := in.sessionLocked(ev, func(it *item) bool { return !it.toolSeen })
-	var it *item
-	for _, c := range cands {
-		if args.Command != "" && c.Command == args.Command {
-			it = c
-			break
-		}
-	}
-	if it == nil && blocked != nil && len(cands) > 0 {
-		it = cands[0]
-	}
+	it := in.completedLocked(ev, args.Command, blocked != nil)
 	if it == nil {
 		return
 	}
 	it.toolSeen = true
-	if it.State == StateSentUnknown && (blocked == nil || denied) {
+	ran := blocked == nil
+	switch completionOf(it, ran, denied) {
+	case completionTells:
 		// The command ran, or was denied: that is the answer's outcome,
 		// provided this request was the one the id-less answer reached.
-		how := "the command ran (its tool.complete followed)"
-		if denied {
-			how = "the command was denied (its tool.complete said so)"
-		}
 		if it.Unbound != "" && it.Unbound != unboundUnknown {
 			// Answered (deny) while Herald could not prove it was the
 			// session's oldest: the completion may be another request's
@@ -374,26 +363,79 @@ func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
 			in.goneUnknownLocked(it, goneDetail("a command like this one "+map[bool]string{true: "was denied", false: "ran"}[denied]+", but Herald cannot tell whether it was this request"), now)
 			return
 		}
-		in.learnedLocked(it, blocked == nil, how, now)
-		return
+		how := "the command ran (its tool.complete followed)"
+		if denied {
+			how = "the command was denied (its tool.complete said so)"
+		}
+		in.learnedLocked(it, ran, how, now)
+	case completionOwn, completionSilent:
+	case completionElsewhere:
+		if blocked != nil {
+			in.endLocked(it, *blocked, now)
+		}
+		if idless(it.Request) {
+			in.loseOrderLocked(eventNS(it.Request), unboundElsewhereAnswer, now)
+		}
 	}
-	if blocked == nil && it.State == StatePending && idless(it.Request) {
-		// A command like this one ran though Herald did not answer: it
-		// was approved in another client (or was another call of the same
-		// command). Herald cannot tell which, so its view of the
-		// session's answer order proves nothing more.
-		in.loseOrderLocked(eventNS(it.Request), unboundElsewhereAnswer, now)
-		return
+}
+
+// completedLocked is the request of ev's session that a tool.complete
+// for command matches: the oldest not yet matched with that command, or
+// for a BLOCKED result (blocked) the oldest not yet matched.
+func (in *Inbox) completedLocked(ev wire.Event, command string, blocked bool) *item {
+	cands := in.sessionLocked(ev, func(it *item) bool { return !it.toolSeen })
+	for _, c := range cands {
+		if command != "" && c.Command == command {
+			return c
+		}
 	}
-	if blocked == nil || (denied && ownAnswer(it, false)) {
-		// It ran, or Herald's own deny took effect (in flight or
-		// confirmed): nothing was answered elsewhere.
-		return
+	if blocked && len(cands) > 0 {
+		return cands[0]
 	}
-	in.endLocked(it, *blocked, now)
-	if it.State != StateAnswering && idless(it.Request) {
-		in.loseOrderLocked(eventNS(it.Request), unboundElsewhereAnswer, now)
+	return nil
+}
+
+// completion is what a command's tool.complete says about the request it
+// matched, and so about its session's answer order.
+type completion uint8
+
+const (
+	// completionTells: Herald's answer has an unknown outcome, and the
+	// command ran or was denied: that tells it.
+	completionTells completion = iota
+	// completionOwn: it agrees with Herald's own answer, on its way or
+	// confirmed: that answer took effect, and the order stays proven.
+	completionOwn
+	// completionElsewhere: the request left the gateway's queue without
+	// Herald's answer or against it (another client, a timeout, an
+	// interrupt): it ends as the gateway says, and Herald can no longer
+	// prove which approval an id-less answer reaches.
+	completionElsewhere
+	// completionSilent: nothing to act on (a command that ran after the
+	// request ended, say).
+	completionSilent
+)
+
+// completionOf classifies a tool.complete for it: ran is whether the
+// command ran; denied whether it was blocked as denied (else, if it did
+// not run, it timed out).
+func completionOf(it *item, ran, denied bool) completion {
+	answered := it.State == StateAnswering || it.State == StateResolved
+	switch {
+	case it.State == StateSentUnknown && (ran || denied):
+		return completionTells
+	case answered && (it.Outcome.Choice != ChoiceDeny) == ran && (ran || denied):
+		return completionOwn
+	case answered, it.State == StatePending && idless(it.Request):
+		return completionElsewhere
+	case ran:
+		// A command like this one ran after the request ended, or one
+		// Herald never took in (a failed arrival): it says nothing of it.
+		return completionSilent
 	}
+	// Blocked after the request ended or while its outcome is unknown:
+	// the gateway's ending stands (endLocked ignores an ended request).
+	return completionElsewhere
 }
 
 // turnEndLocked applies message.complete: an interrupted turn ends the
@@ -434,13 +476,6 @@ func (in *Inbox) idInOtherSessionLocked(r Request) bool {
 		}
 	}
 	return hit
-}
-
-// ownAnswer reports whether a tool.complete saying whether the command
-// ran is Herald's own answer taking effect: one on its way or confirmed,
-// that approved it (ran) or denied it (!ran).
-func ownAnswer(it *item, ran bool) bool {
-	return (it.State == StateAnswering || it.State == StateResolved) && it.Outcome.Choice != "" && (it.Outcome.Choice != ChoiceDeny) == ran
 }
 
 // blockedEnding reads a 0.18.2 tool error: how the request ended, and

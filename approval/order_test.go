@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -101,7 +102,16 @@ func TestOrderProof(t *testing.T) {
 		{"approved elsewhere", []func(*testing.T, *fixture){arrive, ingest(done(a, ""))}, false},
 		{"denied elsewhere", []func(*testing.T, *fixture){arrive, ingest(done(a, deniedBy))}, false},
 		{"timed out at the gateway", []func(*testing.T, *fixture){arrive, ingest(done(a, timedOut))}, false},
+		{"own deny, but the command ran", []func(*testing.T, *fixture){arrive, answer(ChoiceDeny), ingest(done(a, ""))}, false},
 		{"own approval, but the command was denied", []func(*testing.T, *fixture){arrive, answer(ChoiceOnce), ingest(done(a, deniedBy))}, false},
+		{"own approval in flight, but the command timed out", []func(*testing.T, *fixture){arrive, func(t *testing.T, f *fixture) {
+			f.ans["g1"].set(1, nil, func() { f.in.Ingest(done(a, timedOut)) })
+			var ended *EndedError
+			if err := f.in.Answer(ctx, f.in.Pending()[0].Key, ChoiceOnce, "test", false); !errors.As(err, &ended) || ended.State != StateExpired {
+				t.Fatalf("an approval whose command timed out meanwhile: %v", err)
+			}
+			f.ans["g1"].set(1, nil, nil)
+		}}, false},
 		{"an answer's outcome unknown", []func(*testing.T, *fixture){arrive, func(t *testing.T, f *fixture) {
 			f.ans["g1"].set(0, lostAfterWrite, nil)
 			_ = f.in.Answer(ctx, f.in.Pending()[0].Key, ChoiceDeny, "test", false)
