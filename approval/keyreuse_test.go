@@ -66,6 +66,37 @@ func TestReusedIDWhileAnswering(t *testing.T) {
 	}
 }
 
+// TestReusedIDWhileAnsweringNotSent: as TestReusedIDWhileAnswering, but
+// the answer was never sent: the restored request is superseded, as it
+// would have been had no answer been on its way, and not offered again
+// under an id that now names another command.
+func TestReusedIDWhileAnsweringNotSent(t *testing.T) {
+	t.Parallel()
+	queued := func(cmd string) wire.Event {
+		return event("g1", "s1", wire.ApprovalRequest, t0, map[string]any{"command": cmd, "request_id": "q1", "choices": knownChoices})
+	}
+	rig := newRestartRig(t)
+	in, _, stop := rig.start()
+	in.Ingest(queued("rm -rf ./a"))
+	stop()
+	in, _, stop = rig.start()
+	defer stop()
+	key := in.Pending()[0].Key
+	rig.ans.set(0, errors.New("not connected to the gateway"), func() { in.Ingest(queued("git push --force")) })
+	var ended *EndedError
+	if err := in.Answer(context.Background(), key, ChoiceDeny, "window", false); !errors.As(err, &ended) || ended.Sent {
+		t.Fatalf("answer: %v", err)
+	}
+	r, _ := in.Get(key)
+	if r.State != StateCancelled || r.Outcome.Reason != CancelSuperseded || r.Command != "rm -rf ./a" {
+		t.Fatalf("the restored request after an unsent answer: %s %+v", r.State, r.Outcome)
+	}
+	rig.ans.set(1, nil, nil)
+	if err := in.Answer(context.Background(), key, ChoiceDeny, "window", false); err == nil {
+		t.Fatal("a superseded request took a second answer")
+	}
+}
+
 // TestReusedIDAfterRestart: Herald restarts and restores a waiting request
 // (deny-only until the gateway lists it by its id again); the gateway then
 // uses the same id for another command. The restored request keeps the

@@ -36,6 +36,7 @@ func (r *restartRig) start() (in *Inbox, changes chan Change, stop func()) {
 		Clock: r.clk, Store: st,
 		Answerers: func(string) (Answerer, bool) { return r.ans, true },
 		Notify:    func(c Change) { changes <- c },
+		fault:     func(why string) { r.t.Errorf("approval machine: %s", why) },
 	})
 	return in, changes, func() {
 		in.Close()
