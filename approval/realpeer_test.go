@@ -97,7 +97,16 @@ func (h *realHerald) wait(what string, cond func() bool) {
 		select {
 		case <-ch:
 		case <-deadline.C:
-			h.t.Fatalf("timed out waiting for %s", what)
+			h.mu.Lock()
+			var kinds []string
+			for _, ev := range h.events {
+				kinds = append(kinds, ev.Kind)
+			}
+			h.mu.Unlock()
+			for _, r := range h.in.Snapshot().Requests {
+				h.t.Logf("inbox: %s %q %s %+v unbound=%q", r.Key, r.Command, r.State, r.Outcome, r.Unbound)
+			}
+			h.t.Fatalf("timed out waiting for %s; events %v", what, kinds)
 		}
 	}
 }
