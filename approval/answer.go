@@ -171,7 +171,12 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 		e = ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: "the gateway had nothing pending any more for this session"}}
 		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: true}
 	}
-	in.toEnded(it, e, now)
+	reported := it.responded != "" // the API server's stream already confirmed it
+	if in.toEnded(it, e, now) && e.state == StateResolved && idless(it.Request) && !reported {
+		// An API server's stream reports it too, after this reply: that
+		// report is Herald's own answer, not another client's.
+		it.awaitsResponded = true
+	}
 	if it.Conflict != "" && it.State == StateResolved {
 		in.endSiblingsLocked(it, now)
 	}

@@ -134,32 +134,69 @@ func (in *Inbox) learnedLocked(it *item, ran bool, how string, now time.Time) {
 	in.toEnded(it, e, now)
 }
 
-// respondedLocked applies the API server's approval.responded to a run's
-// request whose answer's outcome is unknown.
+// respondedLocked applies the API server's approval.responded, which a
+// run's stream sends for every answer to the run's approval, Herald's
+// and any other client's: for Herald's answer on its way it is kept
+// (settleLocked), for one of unknown outcome it tells the outcome, for
+// Herald's answer already confirmed it says nothing new; any other
+// settled the run's oldest waiting approval without Herald.
 func (in *Inbox) respondedLocked(ev wire.Event, now time.Time) {
 	var p struct {
 		Choice    string `json:"choice"`
 		Resolved  *int   `json:"resolved"`
 		RequestID string `json:"request_id"`
 	}
-	if json.Unmarshal(ev.Payload, &p) != nil || p.Choice == "" {
+	if json.Unmarshal(ev.Payload, &p) != nil || p.Choice == "" || (p.Resolved != nil && *p.Resolved < 1) {
 		return
 	}
 	cands := in.sessionLocked(ev, func(it *item) bool {
-		return (it.State == StateSentUnknown || it.State == StateAnswering) && (p.RequestID == "" || it.QueueID == "" || it.QueueID == p.RequestID)
+		return (it.State == StateSentUnknown || it.State == StateAnswering || it.awaitsResponded) && (p.RequestID == "" || it.QueueID == "" || it.QueueID == p.RequestID)
 	})
-	if len(cands) == 0 || (p.Resolved != nil && *p.Resolved < 1) {
+	if len(cands) == 0 {
+		if p.RequestID == "" {
+			n := 1
+			if p.Resolved != nil {
+				n = *p.Resolved
+			}
+			in.answeredElsewhereLocked(ev, n, VisibleLine(cut(p.Choice, maxChoiceBytes)), now)
+		}
 		return
 	}
-	if it := cands[0]; it.State == StateAnswering {
+	switch it := cands[0]; it.State {
+	case StateAnswering:
 		// Reported before the answer's own reply: kept for it, in case
 		// that reply is lost (settleLocked).
 		if len(p.Choice) <= 16 {
 			it.responded = p.Choice
 		}
+	case StateSentUnknown:
+		in.learnedLocked(it, p.Choice != ChoiceDeny, "the API server reported the answer "+VisibleLine(p.Choice), now)
+	default:
+		it.awaitsResponded = false // Herald's own answer, reported after its reply
+	}
+}
+
+// answeredElsewhereLocked applies an answer that another client gave in
+// an id-less session (an API server's run): the gateway settled its n
+// oldest waiting approvals. While Herald can prove the session's order,
+// those are Herald's n oldest, which end so; otherwise Herald cannot tell
+// which, and the order is lost.
+func (in *Inbox) answeredElsewhereLocked(ev wire.Event, n int, choice string, now time.Time) {
+	open := in.sessionLocked(ev, func(it *item) bool { return it.State.Live() && idless(it.Request) })
+	if len(open) == 0 {
+		// It settled an approval Herald never saw.
+		in.loseOrderLocked(sessionNS(ev), unboundElsewhereAnswer, now)
 		return
 	}
-	in.learnedLocked(cands[0], p.Choice != ChoiceDeny, "the API server reported the answer "+VisibleLine(p.Choice), now)
+	ns := eventNS(open[0].Request)
+	_, proven := in.order.proven(ns)
+	if !proven || in.order.wasRefused(ns, open[0].Gateway) || len(open) < n || open[0].State != StatePending {
+		in.loseOrderLocked(ns, unboundElsewhereAnswer, now)
+		return
+	}
+	for _, it := range open[:n] {
+		in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: "another client answered it (" + choice + ")"}}, now)
+	}
 }
 
 // errUnconfirmedWrite is why an answer written to a request Herald does

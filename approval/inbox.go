@@ -110,6 +110,10 @@ type item struct {
 	// while Herald's answer was in flight: if the send then fails with an
 	// unknown outcome, the server has already said how it ended.
 	responded string
+	// awaitsResponded: Herald's id-less answer was confirmed by its reply,
+	// and an API server's approval.responded for it may still come (see
+	// respondedLocked): that report is Herald's own answer.
+	awaitsResponded bool
 	// restored: brought back from the audit log at start (see
 	// restoreLocked); a new arrival of the same request adopts it.
 	restored bool

@@ -79,19 +79,20 @@ const UnknownDetail = "answer sent, outcome unknown: the link dropped before the
 type flag uint16
 
 const (
-	flagUncertain      flag = 1 << iota // Request.Uncertain: the gateway may not wait any more
-	flagLastError                       // Request.LastError: an earlier answer was not sent
-	flagChoice                          // Outcome.Choice: Herald's answer
-	flagReason                          // Outcome.Reason: why it was cancelled
-	flagError                           // Outcome.Error: why Herald cannot answer it
-	flagHint                            // item.hint: an ending reported while answering
-	flagResponded                       // item.responded: the API server's word while answering
-	flagReusedInFlight                  // item.reusedInFlight: its id was reused while answering
-	flagRestored                        // item.restored: brought back from the log, not yet offered again
-	flagCount          = iota
+	flagUncertain       flag = 1 << iota // Request.Uncertain: the gateway may not wait any more
+	flagLastError                        // Request.LastError: an earlier answer was not sent
+	flagChoice                           // Outcome.Choice: Herald's answer
+	flagReason                           // Outcome.Reason: why it was cancelled
+	flagError                            // Outcome.Error: why Herald cannot answer it
+	flagHint                             // item.hint: an ending reported while answering
+	flagResponded                        // item.responded: the API server's word while answering
+	flagReusedInFlight                   // item.reusedInFlight: its id was reused while answering
+	flagRestored                         // item.restored: brought back from the log, not yet offered again
+	flagAwaitsResponded                  // item.awaitsResponded: the API server's report of the answer may follow
+	flagCount           = iota
 )
 
-var flagNames = [flagCount]string{"uncertain", "last-error", "choice", "reason", "error", "hint", "responded", "reused-in-flight", "restored"}
+var flagNames = [flagCount]string{"uncertain", "last-error", "choice", "reason", "error", "hint", "responded", "reused-in-flight", "restored", "awaits-responded"}
 
 // stateRule is one state's row of the machine.
 type stateRule struct {
@@ -118,7 +119,7 @@ var machine = map[State]stateRule{
 		may:  flagLastError | flagChoice | flagRestored,
 		must: flagChoice,
 	},
-	StateResolved:       {may: flagLastError | flagChoice, must: flagChoice},
+	StateResolved:       {may: flagLastError | flagChoice | flagAwaitsResponded, must: flagChoice},
 	StateCancelled:      {may: flagLastError | flagReason, must: flagReason},
 	StateExpired:        {may: flagLastError},
 	StateOutcomeUnknown: {may: flagLastError | flagChoice, must: flagChoice},
@@ -142,6 +143,7 @@ func (it *item) flags() flag {
 	set(flagResponded, it.responded != "")
 	set(flagReusedInFlight, it.reusedInFlight)
 	set(flagRestored, it.restored)
+	set(flagAwaitsResponded, it.awaitsResponded)
 	return f
 }
 

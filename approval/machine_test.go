@@ -106,6 +106,8 @@ func withFlag(it *item, f flag, on bool) {
 		it.reusedInFlight = on
 	case flagRestored:
 		it.restored = on
+	case flagAwaitsResponded:
+		it.awaitsResponded = on
 	default:
 		panic(fmt.Sprintf("flag %b has no setter", f))
 	}
