@@ -16,20 +16,28 @@ import (
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
-// TestAnswersBoundToWhatWasShown drives an inbox against a model of two
-// gateways, one answering id-less in arrival order per session (Hermes
-// 0.18/0.19) and one by server-request id, through random sequences of
-// agents asking (long commands included), answers from Herald that go
-// through, are cut before the write or cut after it, answers from another
-// client, link cuts and reconnects, restarts over the same history file,
-// turns ending and id conflicts. It checks one invariant, issue 16's:
+// TestAnswersBoundToWhatWasShown drives an inbox against a model of four
+// gateways: two answering id-less in arrival order (Hermes 0.18/0.19's
+// dashboard gateway per session, and its API server per run), one by
+// server-request id and one by queue id, through random sequences of
+// agents asking (long commands included; at once, or one after another
+// within a turn as each answer lands), answers from Herald (deny or allow,
+// in any order) that go through, are cut before the write or cut after
+// it, answers from another client, the gateways' reports of each answer
+// (a command's tool.complete, a run's approval.responded) arriving before
+// or after Herald's answer is confirmed, link cuts and reconnects,
+// restarts over the same history file, turns and runs ending and id
+// conflicts. It checks issue 16's invariant:
 //
 //   - every non-deny decision that reached a gateway from Herald applied
 //     to an approval whose full command was displayed for the request the
 //     user answered (same command, not truncated);
 //   - the audit log records the true outcome of every answer Herald sent,
 //     or "unknown": never resolved for an answer that did not take effect,
-//     never pending again for one that did.
+//     never pending again for one that did;
+//
+// and issue 28's: Herald never says that an approval of a session was
+// settled in another client when only Herald answered there.
 //
 // The seed is logged; HERALD_SEED=<seed> replays a run.
 func TestAnswersBoundToWhatWasShown(t *testing.T) {
@@ -70,9 +78,10 @@ type gwApproval struct {
 }
 
 // bindWorld is the model: gateways g1 (id-less, FIFO per session), g2
-// (server requests by id) and g3 (approval events answered by their queue
-// id, like a newer API server), one link for all, and the inbox under
-// test. g2 and g3 list what waits, by id, when Herald re-attaches
+// (server requests by id), g3 (approval events answered by their queue
+// id, like a newer API server) and g4 (an API server of 0.18/0.19:
+// id-less, FIFO per run), one link for all, and the inbox under test. g2
+// and g3 list what waits, by id, when Herald re-attaches
 // (approval.pending, a run's status).
 type bindWorld struct {
 	t    *testing.T
@@ -95,7 +104,20 @@ type bindWorld struct {
 	// reused its id, or Herald restarted.
 	looked *Request
 	trace  []string // what happened, logged on a failure
+
+	// later is what the gateways sent that Herald has not received yet,
+	// in order; a link drop or a restart loses it.
+	later []wire.Event
+	// runs numbers g4's runs per slot ("g4/s1"): a run that ended is
+	// followed by a new one.
+	runs map[string]int
+	// elsewhere marks the FIFO sessions where another client answered
+	// since Herald last saw the session wait on nothing.
+	elsewhere map[string]bool
 }
+
+// fifoGateway reports whether gw answers id-less, oldest first.
+func fifoGateway(gw string) bool { return gw == "g1" || gw == "g4" }
 
 func (w *bindWorld) note(format string, args ...any) {
 	w.trace = append(w.trace, fmt.Sprintf(format, args...))
@@ -108,7 +130,8 @@ var bindCommands = []string{"rm -rf ./a", "git push --force", "rm -rf ./b", "cur
 
 func newBindWorld(t *testing.T, rng *rand.Rand) *bindWorld {
 	w := &bindWorld{t: t, rng: rng, clk: clock.NewFake(t0), path: filepath.Join(t.TempDir(), "audit.db"),
-		queues: map[string][]*gwApproval{}, up: true, applied: map[string]string{}, sent: map[string]bool{}}
+		queues: map[string][]*gwApproval{}, up: true, applied: map[string]string{}, sent: map[string]bool{},
+		runs: map[string]int{}, elsewhere: map[string]bool{}}
 	w.open()
 	return w
 }
@@ -128,6 +151,7 @@ func (w *bindWorld) open() {
 }
 
 func (w *bindWorld) close() {
+	w.later = nil // sent to the Herald that stops: lost
 	w.in.Close()
 	if err := w.st.Close(); err != nil {
 		w.t.Error(err)
@@ -145,14 +169,21 @@ func (w *bindWorld) attachAll() {
 }
 
 func (w *bindWorld) step() {
+	defer w.checkElsewhere()
 	sessions := []string{"s1", "s2"}
-	gw := []string{"g1", "g2", "g3"}[w.rng.IntN(3)]
+	gw := []string{"g1", "g2", "g3", "g4"}[w.rng.IntN(4)]
 	sid := sessions[w.rng.IntN(len(sessions))]
+	slot := gw + "/" + sid
+	if gw == "g4" {
+		sid = fmt.Sprintf("%s.run%d", sid, w.runs[slot]) // the slot's current run
+	}
 	q := gw + "/" + sid
 	switch n := w.rng.IntN(100); {
-	case n < 30: // the agent asks
+	case n < 8: // what the gateways sent arrives
+		w.flush()
+	case n < 32: // the agent asks
 		a := &gwApproval{cmd: bindCommands[w.rng.IntN(len(bindCommands))], session: sid}
-		if gw != "g1" {
+		if !fifoGateway(gw) {
 			w.nextID++
 			a.id = fmt.Sprintf("%s-%d", gw, w.nextID)
 			if w.rng.IntN(8) == 0 {
@@ -172,12 +203,8 @@ func (w *bindWorld) step() {
 				}
 			}
 		}
-		w.queues[q] = append(w.queues[q], a)
-		w.note("%s asks %q %q (link up %v)", q, a.id, a.cmd, w.up)
-		a.shown = w.up
-		if w.up {
-			w.deliver(gw, a)
-		}
+		w.ask(gw, a)
+		w.flush()
 	case n < 65: // the user answers what is shown, now or later
 		var r Request
 		if w.looked != nil && w.rng.IntN(2) == 0 {
@@ -204,7 +231,10 @@ func (w *bindWorld) step() {
 		ctx = context.WithValue(ctx, shownKey{}, r)
 		err := w.in.Answer(ctx, r.Key, choice, "prop", false)
 		w.note("Herald answers %s %q %s (%s): %v", r.Key, r.Command, choice, mode, err)
-	case n < 75: // another client answers the oldest one there
+		if w.rng.IntN(2) == 0 {
+			w.flush() // the gateway's report right after the confirmation
+		}
+	case n < 73: // another client answers the oldest one there
 		if len(w.queues[q]) == 0 {
 			return
 		}
@@ -212,14 +242,19 @@ func (w *bindWorld) step() {
 		w.queues[q] = w.queues[q][1:]
 		w.note("%s answered elsewhere: %q %q", q, a.id, a.cmd)
 		switch {
+		case fifoGateway(gw):
+			w.elsewhere[q] = true
+			// 0.18/0.19 say so only through what the tool did next (an
+			// API server: approval.responded too).
+			w.settled(gw, a, []string{ChoiceOnce, ChoiceDeny}[w.rng.IntN(2)])
+			w.flush()
 		case gw == "g2" && w.up:
 			w.in.Ingest(cancel(gw, sid, a.id, "resolved", w.clk.Now()))
 		case w.up:
-			// 0.18.2 says so only through what the tool did next.
 			w.in.Ingest(toolDone(gw, sid, a.cmd, []string{"", deniedBy}[w.rng.IntN(2)], w.clk.Now()))
 		}
-	case n < 82: // the link drops
-		w.up = false
+	case n < 80: // the link drops
+		w.down()
 		w.note("link drops")
 	case n < 90: // it comes back
 		if !w.up {
@@ -235,22 +270,91 @@ func (w *bindWorld) step() {
 			w.relist()
 			w.list()
 		}
-	default: // a turn ends: only when nothing waits there
-		if gw == "g1" && len(w.queues[q]) == 0 && w.up {
-			w.note("%s turn ends", q)
-			w.in.Ingest(event(gw, sid, wire.MessageComplete, w.clk.Now(), map[string]any{"status": "complete"}))
+	default: // a turn (a run) ends: only when nothing waits there
+		if !fifoGateway(gw) || len(w.queues[q]) != 0 || !w.up {
+			return
+		}
+		w.note("%s ends", q)
+		end := event(gw, sid, wire.MessageComplete, w.clk.Now(), map[string]any{"status": "complete"})
+		if gw == "g4" {
+			end = event(gw, sid, wire.RunCompleted, w.clk.Now(), map[string]any{"output": "done"})
+			w.runs[slot]++
+		}
+		w.send(end)
+		w.flush()
+		if !slices.ContainsFunc(w.in.Pending(), func(r Request) bool { return r.Gateway == gw && r.Session == sid }) {
+			delete(w.elsewhere, q) // Herald saw the session wait on nothing
 		}
 	}
 }
 
-func (w *bindWorld) deliver(gw string, a *gwApproval) {
+// ask is the agent of session a.session asking a: queued at the gateway
+// and sent to Herald (received when the link delivers it).
+func (w *bindWorld) ask(gw string, a *gwApproval) {
+	w.queues[gw+"/"+a.session] = append(w.queues[gw+"/"+a.session], a)
+	w.note("%s/%s asks %q %q (link up %v)", gw, a.session, a.id, a.cmd, w.up)
+	a.shown = w.up
 	switch gw {
 	case "g1":
-		w.in.Ingest(legacy(gw, a.session, a.cmd, w.clk.Now()))
+		w.send(legacy(gw, a.session, a.cmd, w.clk.Now()))
+	case "g4":
+		w.send(event(gw, a.session, wire.ApprovalRequest, w.clk.Now(), map[string]any{"command": a.cmd, "description": "d", "choices": knownChoices}))
 	case "g3":
-		w.in.Ingest(event(gw, a.session, wire.ApprovalRequest, w.clk.Now(), map[string]any{"command": a.cmd, "request_id": a.id, "choices": knownChoices}))
+		w.send(event(gw, a.session, wire.ApprovalRequest, w.clk.Now(), map[string]any{"command": a.cmd, "request_id": a.id, "choices": knownChoices}))
 	default:
-		w.in.Ingest(srq(gw, a.session, a.id, a.cmd, w.clk.Now()))
+		w.send(srq(gw, a.session, a.id, a.cmd, w.clk.Now()))
+	}
+}
+
+// settled is what a FIFO gateway sends once an answer (choice, from
+// Herald or another client) settled a: the command's tool.complete (an
+// API server: approval.responded, then tool.completed without the
+// command); the agent then goes on, and may ask its next approval in the
+// same turn.
+func (w *bindWorld) settled(gw string, a *gwApproval, choice string) {
+	ran := choice != ChoiceDeny
+	if gw == "g4" {
+		w.send(event(gw, a.session, approvalResponded, w.clk.Now(), map[string]any{"choice": choice, "resolved": 1}))
+		w.send(event(gw, a.session, wire.ToolComplete, w.clk.Now(), map[string]any{"tool_id": "t", "name": "terminal"}))
+	} else {
+		w.send(toolDone(gw, a.session, a.cmd, map[bool]string{true: "", false: deniedBy}[ran], w.clk.Now()))
+	}
+	w.note("%s/%s reports %q %s", gw, a.session, a.cmd, choice)
+	if w.rng.IntN(2) == 0 {
+		w.ask(gw, &gwApproval{cmd: bindCommands[w.rng.IntN(len(bindCommands))], session: a.session})
+	}
+}
+
+// send is a gateway sending ev to Herald: lost while the link is down.
+func (w *bindWorld) send(ev wire.Event) {
+	if w.up {
+		w.later = append(w.later, ev)
+	}
+}
+
+// flush delivers, in order, what the gateways sent.
+func (w *bindWorld) flush() {
+	evs := w.later
+	w.later = nil
+	for _, ev := range evs {
+		w.in.Ingest(ev)
+	}
+}
+
+// down drops the link: what was on its way is lost.
+func (w *bindWorld) down() {
+	w.up, w.later = false, nil
+}
+
+// checkElsewhere is issue 28's check: Herald says an approval of a FIFO
+// session was settled without its answer only where another client
+// answered since Herald last saw the session wait on nothing.
+func (w *bindWorld) checkElsewhere() {
+	for _, r := range w.in.Pending() {
+		if q := r.Gateway + "/" + r.Session; r.Unbound == unboundElsewhereAnswer && !w.elsewhere[q] {
+			w.t.Errorf("%s %q: Herald says an approval of %s was settled in another client, but only Herald answered there", r.Key, r.Command, q)
+			w.dump(r.Key)
+		}
 	}
 }
 
@@ -279,7 +383,7 @@ func (w *bindWorld) list() {
 func (w *bindWorld) reconnect() {
 	for _, q := range w.queueKeys() {
 		gw, sid, _ := strings.Cut(q, "/")
-		if gw == "g1" {
+		if fifoGateway(gw) {
 			w.in.Ingest(resync(gw, sid, "no-replay", w.clk.Now()))
 		}
 	}
@@ -337,7 +441,7 @@ func (a *bindAnswerer) apply(ctx context.Context, session, id, choice string) (i
 		return 0, errors.New("unexpected")
 	}
 	if c.mode == "cut-before" {
-		w.up = false
+		w.down()
 		return 0, errors.New("not connected to the gateway")
 	}
 	shown, _ := ctx.Value(shownKey{}).(Request) // as the user saw it
@@ -378,10 +482,16 @@ func (a *bindAnswerer) apply(ctx context.Context, session, id, choice string) (i
 				a.gw, choice, hit.cmd, shown.Command, shown.Truncated, c.key)
 			w.dump(c.key)
 		}
+		if fifoGateway(a.gw) {
+			w.settled(a.gw, hit, choice)
+		}
 	}
 	if c.mode == "cut-after" {
-		w.up = false
+		w.down()
 		return 0, fmt.Errorf("sending the approval answer failed: %w", wire.ErrOutcomeUnknown)
+	}
+	if w.rng.IntN(2) == 0 {
+		w.flush() // the gateway's report before its reply confirms the answer
 	}
 	if id != "" && hit == nil {
 		return 0, nil // the response frame went out; nothing waited
