@@ -161,11 +161,35 @@ func shape(fields []string, raw json.RawMessage) string {
 	return " {" + strings.Join(out, " ") + "}"
 }
 
-const dangerous = "git reset --hard HEAD"
+const (
+	dangerous    = "git reset --hard HEAD"
+	dangerousToo = "rm -rf ./build"
+)
 
 var scenarios = []scenario{
 	{"approve-once", func(t *testing.T, tg target) *transcript { return approveScenario(t, tg, "once") }},
 	{"approve-deny", func(t *testing.T, tg target) *transcript { return approveScenario(t, tg, "deny") }},
+	{"approve-seq-deny-then-once", func(t *testing.T, tg target) *transcript {
+		// Two approvals in one turn, one after the other: deny the first,
+		// allow the second (issue 28). Each is asked, answered and
+		// reported (tool.complete) before the next is asked.
+		tr := &transcript{}
+		c := tg.dial(t, "A")
+		s := c.Create()
+		mark := c.Len()
+		tr.reply("prompt.submit", c.Call("prompt.submit", map[string]any{"session_id": s.SessionID, "text": "approve-seq: " + dangerous + " || " + dangerousToo}))
+		for _, choice := range []string{"deny", "once"} {
+			f, _ := c.WaitEvent(mark, wire.ApprovalRequest, nil)
+			tr.events(c, mark, -1)
+			tr.add("asked %s", jsonString(f.Params.Payload, "command"))
+			mark = c.Len()
+			tr.reply("approval.respond", c.Call("approval.respond", map[string]any{"session_id": s.SessionID, "choice": choice}))
+		}
+		f, _ := c.WaitIdle(mark, s.SessionID)
+		tr.events(c, mark, -1)
+		tr.add("outcome %q", jsonString(f.Params.Payload, "text"))
+		return tr
+	}},
 	{"respond-nothing-pending", func(t *testing.T, tg target) *transcript {
 		tr := &transcript{}
 		c := tg.dial(t, "A")

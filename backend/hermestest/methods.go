@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -334,6 +335,12 @@ func (s *Server) startTurnLocked(fs *fsession, text string) {
 // runAgent is the scripted stub agent. Prompts:
 //
 //	approve-me: CMD   ask approval for CMD, then "run" it or report it blocked
+//	approve-seq: C1 || C2
+//	                  as approve-me for each command, one after the other
+//	approve-par: C1 || C2
+//	                  ask every command's approval at once (two waiting in
+//	                  one session, the first asked first), and report each
+//	                  as it is answered
 //	burst N           stream N message.delta events
 //	hold              stream one delta ("holding "), then wait until
 //	                  interrupted or Server.Release
@@ -382,51 +389,81 @@ func (s *Server) runAgent(fs *fsession, text string, stop, intr, release chan st
 		steps++
 		return true
 	}
+	// ask runs the terminal tool for each of cmds at once, each asking its
+	// approval (tool.start, approval.request, in order), and reports each
+	// outcome with its tool.complete as soon as it is answered: "approved:
+	// CMD" or "blocked: CMD" per command, in the order of cmds; ok is
+	// false when the turn ended first.
+	ask := func(cmds []string) (lines []string, ok bool) {
+		for _, w := range []string{"I ", "will ", "run ", "a ", "command."} {
+			if !step(func() { s.emitLocked(fs, "message.delta", map[string]any{"text": w}) }) {
+				return nil, false
+			}
+		}
+		s.mu.Lock()
+		if killed() || interrupted() {
+			s.mu.Unlock()
+			return nil, false
+		}
+		toolIDs, asked := make([]string, len(cmds)), make([]*fapproval, len(cmds))
+		for i, cmd := range cmds {
+			s.nextTool++
+			toolIDs[i] = fmt.Sprintf("call_%012d", s.nextTool)
+			s.emitLocked(fs, "tool.start", map[string]any{"tool_id": toolIDs[i], "name": "terminal", "context": "Running " + cmd})
+			asked[i] = s.requestApprovalLocked(fs, ApprovalSpec{Command: cmd})
+		}
+		s.mu.Unlock()
+		lines, ok = make([]string, len(cmds)), true
+		var wg sync.WaitGroup
+		for i, cmd := range cmds {
+			wg.Go(func() {
+				var choice string
+				select {
+				case choice = <-asked[i].done:
+				case <-stop:
+					return
+				}
+				approved := choice == "once" || choice == "session" || choice == "always"
+				result := map[string]any{"output": "[stub] would have run: " + cmd, "exit_code": 0}
+				lines[i] = "approved: " + cmd
+				if !approved {
+					why := "Command denied by user."
+					if choice == "" {
+						why = "Command timed out without user response."
+					}
+					result = map[string]any{"output": "", "exit_code": -1, "error": "BLOCKED: " + why + " The user has NOT consented to this action."}
+					lines[i] = "blocked: " + cmd
+				}
+				// The tool reports its outcome even when an interrupt
+				// denied the approval (capture 08_interrupt_pending_approval).
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				if !killed() {
+					s.emitLocked(fs, "tool.complete", map[string]any{"tool_id": toolIDs[i], "name": "terminal", "args": map[string]any{"command": cmd}, "duration_s": 0.01, "result": result})
+				}
+			})
+		}
+		wg.Wait()
+		return lines, !killed()
+	}
 	reply := func() string {
 		switch {
 		case strings.HasPrefix(text, "approve-me:"):
-			cmd := strings.TrimSpace(strings.TrimPrefix(text, "approve-me:"))
-			for _, w := range []string{"I ", "will ", "run ", "a ", "command."} {
-				if !step(func() { s.emitLocked(fs, "message.delta", map[string]any{"text": w}) }) {
+			lines, _ := ask([]string{strings.TrimSpace(strings.TrimPrefix(text, "approve-me:"))})
+			return strings.Join(lines, "\n")
+		case strings.HasPrefix(text, "approve-seq:"):
+			var out []string
+			for _, cmd := range commands(strings.TrimPrefix(text, "approve-seq:")) {
+				lines, ok := ask([]string{cmd})
+				if !ok {
 					return ""
 				}
+				out = append(out, lines...)
 			}
-			s.mu.Lock()
-			if killed() || interrupted() {
-				s.mu.Unlock()
-				return ""
-			}
-			s.nextTool++
-			toolID := fmt.Sprintf("call_%012d", s.nextTool)
-			s.emitLocked(fs, "tool.start", map[string]any{"tool_id": toolID, "name": "terminal", "context": "Running " + cmd})
-			a := s.requestApprovalLocked(fs, ApprovalSpec{Command: cmd})
-			s.mu.Unlock()
-			var choice string
-			select {
-			case choice = <-a.done:
-			case <-stop:
-				return ""
-			}
-			approved := choice == "once" || choice == "session" || choice == "always"
-			result := map[string]any{"output": "[stub] would have run: " + cmd, "exit_code": 0}
-			reply := "approved: " + cmd
-			if !approved {
-				why := "Command denied by user."
-				if choice == "" {
-					why = "Command timed out without user response."
-				}
-				result = map[string]any{"output": "", "exit_code": -1, "error": "BLOCKED: " + why + " The user has NOT consented to this action."}
-				reply = "blocked: " + cmd
-			}
-			// The tool reports its outcome even when an interrupt
-			// denied the approval (capture 08_interrupt_pending_approval).
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if killed() {
-				return ""
-			}
-			s.emitLocked(fs, "tool.complete", map[string]any{"tool_id": toolID, "name": "terminal", "args": map[string]any{"command": cmd}, "duration_s": 0.01, "result": result})
-			return reply
+			return strings.Join(out, "\n")
+		case strings.HasPrefix(text, "approve-par:"):
+			lines, _ := ask(commands(strings.TrimPrefix(text, "approve-par:")))
+			return strings.Join(lines, "\n")
 		case strings.HasPrefix(text, "burst "):
 			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(text, "burst ")))
 			for i := 1; i <= n; i++ {
@@ -496,4 +533,16 @@ func (s *Server) settle() time.Duration {
 		return s.opts.Settle
 	}
 	return 200 * time.Millisecond
+}
+
+// commands splits an approve-seq or approve-par task ("C1 || C2") into its
+// commands, as the stub agent does.
+func commands(task string) []string {
+	var out []string
+	for _, c := range strings.Split(task, "||") {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
