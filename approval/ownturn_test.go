@@ -1,9 +1,15 @@
 package approval
 
 import (
+	"context"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/herald-desktop/herald/backend/gateway"
+	"github.com/herald-desktop/herald/backend/hermestest"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
@@ -186,4 +192,145 @@ func TestAPIServerRunAnsweredElsewhereUnproven(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOwnTurnOnFakeGateway is TestRealOwnTurnDenyThenAllow against the
+// fake gateway in its 0.18.2 and 0.19.0 forms, behind the real gateway
+// client: two approvals in Herald's own turn, at once or one after the
+// other; Herald denies the first, and allows the second once the deny's
+// tool.complete is in, which the rig delivers before or after the
+// gateway's reply to the deny reached Herald. The gateway applies each
+// answer to its command.
+func TestOwnTurnOnFakeGateway(t *testing.T) {
+	t.Parallel()
+	const c1, c2 = "rm -rf ./A-build-cache", "git push --force origin main"
+	for _, version := range []string{"0.18.2", "0.19.0"} {
+		for _, task := range []string{"approve-par", "approve-seq"} {
+			for _, before := range []bool{true, false} {
+				name := version + "/" + task + map[bool]string{true: "/tool.complete before the reply", false: "/tool.complete after the reply"}[before]
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Legacy, Version: version})
+					defer srv.Close()
+					rig := newOwnTurnRig(t, srv, before)
+					ref, err := rig.client.CreateSession(rig.ctx, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := rig.client.Call(rig.ctx, "prompt.submit", map[string]any{"session_id": ref.ID, "text": task + ": " + c1 + " || " + c2}, nil); err != nil {
+						t.Fatal(err)
+					}
+					f := rig.f
+					first := f.waitChange(t, "the first approval", func(c Change) bool { return c.Kind == ChangeArrived }).Request
+					if err := f.in.Answer(rig.ctx, first.Key, ChoiceDeny, "tray", false); err != nil {
+						t.Fatalf("deny %q: %v", first.Command, err)
+					}
+					close(rig.replied)
+					if !rig.wait(rig.deniedIn) {
+						t.Fatal("no tool.complete for the deny")
+					}
+					var second Request
+					for second.Key == "" {
+						for _, r := range f.in.Pending() {
+							second = r
+						}
+						if second.Key == "" {
+							f.waitChange(t, "the second approval", func(c Change) bool { return c.Kind == ChangeArrived })
+						}
+					}
+					if err := f.in.Answer(rig.ctx, second.Key, ChoiceOnce, "tray", false); err != nil {
+						t.Fatalf("allowing %q after denying %q: %v", second.Command, first.Command, err)
+					}
+					got := srv.Answers()
+					if len(got) != 2 || got[0].Command != c1 || got[0].Choice != ChoiceDeny || got[1].Command != c2 || got[1].Choice != ChoiceOnce {
+						t.Fatalf("the gateway applied %+v, want deny %q then once %q", got, c1, c2)
+					}
+				})
+			}
+		}
+	}
+}
+
+// ownTurnRig is an inbox behind a gateway client against a fake gateway,
+// which orders the deny's tool.complete and the gateway's reply to it as
+// the test asks.
+type ownTurnRig struct {
+	f        *fixture
+	client   *gateway.Client
+	ctx      context.Context
+	replied  chan struct{} // closed by the test once Herald's deny returned
+	deniedIn chan struct{} // closed once the deny's tool.complete is in
+}
+
+// newOwnTurnRig: before, the client's reply to the deny is held until its
+// tool.complete is in; otherwise that tool.complete is held until the
+// reply returned (the test closes replied).
+func newOwnTurnRig(t *testing.T, srv *hermestest.Server, before bool) *ownTurnRig {
+	t.Helper()
+	rig := &ownTurnRig{replied: make(chan struct{}), deniedIn: make(chan struct{})}
+	var cancel context.CancelFunc
+	rig.ctx, cancel = context.WithTimeout(context.Background(), guard)
+	t.Cleanup(cancel)
+	connected := make(chan struct{})
+	var once sync.Once
+	rig.f = newFixture(t, func(o *Options) {
+		o.Answerers = func(string) (Answerer, bool) { return holdReply{rig, before}, true }
+	})
+	var err error
+	rig.client, err = gateway.New(gateway.Config{
+		Name: "gw", URL: srv.URL, Token: srv.Token(),
+		OnEvent: func(ev wire.Event) {
+			denied := ev.Kind == wire.ToolComplete && strings.Contains(string(ev.Payload), "denied")
+			if denied && !before {
+				rig.wait(rig.replied)
+			}
+			rig.f.in.Ingest(ev)
+			if denied {
+				close(rig.deniedIn)
+			}
+		},
+		OnStatus: func(s source.Status) {
+			if s.State == source.StateConnected {
+				once.Do(func() { close(connected) })
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go rig.client.Run(rig.ctx)
+	if !rig.wait(connected) {
+		t.Fatal("not connected to the fake gateway")
+	}
+	return rig
+}
+
+// wait waits for ch to close; false when the rig's deadlock guard ran
+// out first.
+func (rig *ownTurnRig) wait(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	case <-rig.ctx.Done():
+		return false
+	}
+}
+
+// holdReply is the gateway client as the inbox's Answerer; before, it
+// returns its reply to a deny only once the deny's tool.complete is in.
+type holdReply struct {
+	rig    *ownTurnRig
+	before bool
+}
+
+func (h holdReply) RespondApproval(ctx context.Context, session, choice, id string) (int, error) {
+	n, err := h.rig.client.RespondApproval(ctx, session, choice, id)
+	if choice == ChoiceDeny && h.before {
+		h.rig.wait(h.rig.deniedIn)
+	}
+	return n, err
+}
+
+func (h holdReply) RespondServerRequest(ctx context.Context, id, choice string) error {
+	return h.rig.client.RespondServerRequest(ctx, id, choice)
 }
