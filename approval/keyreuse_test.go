@@ -46,18 +46,7 @@ func TestSameIDAfterRestart(t *testing.T) {
 // answer may reach either, so its outcome is unknown, never resolved.
 func TestReusedIDWhileAnswering(t *testing.T) {
 	t.Parallel()
-	queued := func(cmd string) wire.Event {
-		return event("g1", "s1", wire.ApprovalRequest, t0, map[string]any{"command": cmd, "request_id": "q1", "choices": knownChoices})
-	}
-	rig := newRestartRig(t)
-	in, _, stop := rig.start()
-	in.Ingest(queued("rm -rf ./a"))
-	stop()
-	in, _, stop = rig.start()
-	defer stop()
-	key := in.Pending()[0].Key
-	rig.ans.set(1, nil, func() { in.Ingest(queued("git push --force")) })
-	err := in.Answer(context.Background(), key, ChoiceDeny, "window", false)
+	in, key, err := answerWhileIDReused(t, 1, nil)
 	if !errors.As(err, new(*UnknownOutcomeError)) {
 		t.Fatalf("answer: %v", err)
 	}
@@ -66,12 +55,11 @@ func TestReusedIDWhileAnswering(t *testing.T) {
 	}
 }
 
-// TestReusedIDWhileAnsweringNotSent: as TestReusedIDWhileAnswering, but
-// the answer was never sent: the restored request is superseded, as it
-// would have been had no answer been on its way, and not offered again
-// under an id that now names another command.
-func TestReusedIDWhileAnsweringNotSent(t *testing.T) {
-	t.Parallel()
+// answerWhileIDReused restores an approval ("rm -rf ./a", queue id q1)
+// after a restart and denies it while the gateway uses q1 for another
+// command; the gateway's reply is resolved and sendErr.
+func answerWhileIDReused(t *testing.T, resolved int, sendErr error) (*Inbox, string, error) {
+	t.Helper()
 	queued := func(cmd string) wire.Event {
 		return event("g1", "s1", wire.ApprovalRequest, t0, map[string]any{"command": cmd, "request_id": "q1", "choices": knownChoices})
 	}
@@ -80,18 +68,29 @@ func TestReusedIDWhileAnsweringNotSent(t *testing.T) {
 	in.Ingest(queued("rm -rf ./a"))
 	stop()
 	in, _, stop = rig.start()
-	defer stop()
+	t.Cleanup(stop)
 	key := in.Pending()[0].Key
-	rig.ans.set(0, errors.New("not connected to the gateway"), func() { in.Ingest(queued("git push --force")) })
+	rig.ans.set(resolved, sendErr, func() { in.Ingest(queued("git push --force")) })
+	err := in.Answer(context.Background(), key, ChoiceDeny, "window", false)
+	rig.ans.set(1, nil, nil)
+	return in, key, err
+}
+
+// TestReusedIDWhileAnsweringNotSent: as TestReusedIDWhileAnswering, but
+// the answer was never sent: the restored request is superseded, as it
+// would have been had no answer been on its way, and not offered again
+// under an id that now names another command.
+func TestReusedIDWhileAnsweringNotSent(t *testing.T) {
+	t.Parallel()
+	in, key, err := answerWhileIDReused(t, 0, errors.New("not connected to the gateway"))
 	var ended *EndedError
-	if err := in.Answer(context.Background(), key, ChoiceDeny, "window", false); !errors.As(err, &ended) || ended.Sent {
+	if !errors.As(err, &ended) || ended.Sent {
 		t.Fatalf("answer: %v", err)
 	}
 	r, _ := in.Get(key)
 	if r.State != StateCancelled || r.Outcome.Reason != CancelSuperseded || r.Command != "rm -rf ./a" {
 		t.Fatalf("the restored request after an unsent answer: %s %+v", r.State, r.Outcome)
 	}
-	rig.ans.set(1, nil, nil)
 	if err := in.Answer(context.Background(), key, ChoiceDeny, "window", false); err == nil {
 		t.Fatal("a superseded request took a second answer")
 	}

@@ -66,6 +66,20 @@ func startRealHerald(t *testing.T, base, token, history string) *realHerald {
 	return h
 }
 
+// ownTurn starts a session and submits text in it: Herald's own turn
+// (as herald ask or the quick prompt does).
+func (h *realHerald) ownTurn(ctx context.Context, text string) gateway.SessionRef {
+	h.t.Helper()
+	ref, err := h.c.CreateSession(ctx, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.c.Call(ctx, "prompt.submit", map[string]any{"session_id": ref.ID, "text": text}, nil); err != nil {
+		h.t.Fatal(err)
+	}
+	return ref
+}
+
 func (h *realHerald) poke() { close(h.changed); h.changed = make(chan struct{}) }
 
 func (h *realHerald) stop() {
@@ -153,13 +167,7 @@ func TestRealRestartNeverApprovesUnseen(t *testing.T) {
 	defer h.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), realGuard)
 	defer cancel()
-	ref, err := h.c.CreateSession(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.c.Call(ctx, "prompt.submit", map[string]any{"session_id": ref.ID, "text": "approve-seq: " + cmdA + " || " + cmdB}, nil); err != nil {
-		t.Fatal(err)
-	}
+	ref := h.ownTurn(ctx, "approve-seq: "+cmdA+" || "+cmdB)
 	h.wait("A in Herald", func() bool { _, ok := h.pending(cmdA); return ok })
 	h.stop()
 
@@ -228,13 +236,7 @@ func TestRealCutAfterWriteIsUnknown(t *testing.T) {
 	defer h.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), realGuard)
 	defer cancel()
-	ref, err := h.c.CreateSession(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.c.Call(ctx, "prompt.submit", map[string]any{"session_id": ref.ID, "text": "approve-par: " + cmdA + " || " + cmdB}, nil); err != nil {
-		t.Fatal(err)
-	}
+	ref := h.ownTurn(ctx, "approve-par: "+cmdA+" || "+cmdB)
 	h.wait("A and B in Herald", func() bool { return len(h.in.Pending()) == 2 })
 	first := h.in.Pending()[0] // the gateway's oldest: it gets the id-less answer
 
@@ -317,13 +319,7 @@ func TestRealOwnTurnDenyThenAllow(t *testing.T) {
 				defer h.stop()
 				ctx, cancel := context.WithTimeout(context.Background(), realGuard)
 				defer cancel()
-				ref, err := h.c.CreateSession(ctx, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := h.c.Call(ctx, "prompt.submit", map[string]any{"session_id": ref.ID, "text": task + ": " + cmdA + " || " + cmdB}, nil); err != nil {
-					t.Fatal(err)
-				}
+				ref := h.ownTurn(ctx, task+": "+cmdA+" || "+cmdB)
 				h.wait("the first approval in Herald", func() bool { return len(h.in.Pending()) > 0 })
 				if task == "approve-par" {
 					h.wait("both approvals in Herald", func() bool { return len(h.in.Pending()) == 2 })
