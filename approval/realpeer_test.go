@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"path/filepath"
@@ -340,7 +341,29 @@ func TestRealOwnTurnDenyThenAllow(t *testing.T) {
 				})
 				// The deny's tool.complete (BLOCKED: denied) is Herald's own
 				// answer taking effect: let it arrive before allowing.
-				h.wait("the deny's tool.complete", func() bool { return h.toolDone(ref.ID, first.Command) })
+				var denied string
+				h.wait("the deny's tool.complete", func() bool { denied = h.deniedCommand(ref.ID); return denied != "" })
+				if denied != first.Command {
+					// Both versions queue an approval and announce it in two
+					// steps (PROTOCOL.md, "Two approvals in one turn"): the
+					// stub's two threads announced theirs out of queue order,
+					// so Herald's deny reached the other. Then Herald must
+					// not approve anything more in this turn.
+					t.Logf("the gateway announced the two approvals out of queue order: Herald denied %q, the gateway %q", first.Command, denied)
+					for _, r := range h.in.Pending() {
+						if err := h.in.Answer(ctx, r.Key, ChoiceOnce, "test", false); err == nil {
+							t.Fatalf("approved %q after an id-less deny reached another approval", r.Command)
+						}
+					}
+					if err := h.c.Call(ctx, "session.interrupt", map[string]any{"session_id": ref.ID}, nil); err != nil {
+						t.Fatal(err)
+					}
+					h.wait("the turn's end", func() bool { _, ok := h.completed(ref.ID); return ok })
+					if text, _ := h.completed(ref.ID); strings.Contains(text, "approved:") {
+						t.Fatalf("the gateway approved a command: %q", text)
+					}
+					return
+				}
 				second, _ = h.in.Get(second.Key)
 				if second.Unbound != "" || !second.Offers(ChoiceOnce) {
 					t.Fatalf("after Herald's own deny, the second approval is deny-only: %q %v", second.Unbound, second.Choices)
@@ -364,14 +387,21 @@ func TestRealOwnTurnDenyThenAllow(t *testing.T) {
 	}
 }
 
-// toolDone reports whether the session's tool.complete for cmd arrived.
-func (h *realHerald) toolDone(session, cmd string) bool {
+// deniedCommand is the command of the session's first tool.complete that
+// says it was denied ("" before one arrived).
+func (h *realHerald) deniedCommand(session string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, ev := range h.events {
-		if tc, ok := ev.Data.(*wire.ToolCompletePayload); ok && ev.Kind == wire.ToolComplete && ev.Session == session && strings.Contains(string(tc.Args), cmd) {
-			return true
+		tc, ok := ev.Data.(*wire.ToolCompletePayload)
+		if !ok || ev.Kind != wire.ToolComplete || ev.Session != session || !strings.Contains(string(tc.Result), "denied") {
+			continue
 		}
+		var args struct {
+			Command string `json:"command"`
+		}
+		_ = json.Unmarshal(tc.Args, &args)
+		return args.Command
 	}
-	return false
+	return ""
 }
