@@ -94,11 +94,17 @@ func (a *Source) ReconnectNow()                 { a.c.ReconnectNow() }
 func (a *Source) Unfollow(id string)            { a.c.Forget(id) }
 func (a *Source) Run(ctx context.Context) error { return a.c.Run(ctx) }
 
-// Follow follows a run by id.
-func (a *Source) Follow(_ context.Context, id string) error {
+// Follow follows a run by id. A run the server says it does not know is
+// refused at once (a mistyped id says so where it was typed); when the
+// server cannot be asked now the run is followed all the same, and its
+// follower says what it finds.
+func (a *Source) Follow(ctx context.Context, id string) error {
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return errors.New("no run id given")
+	}
+	if err := a.c.CheckRun(ctx, id); err != nil {
+		return err
 	}
 	a.c.Follow(id)
 	return nil

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
@@ -167,6 +168,28 @@ func runPath(runID, suffix string) string {
 // GetRun returns a run's status (GET /v1/runs/{id}).
 func (c *Client) GetRun(ctx context.Context, runID string) (RunStatus, error) {
 	return c.getRun(ctx, runID, retryAmbiguous)
+}
+
+// checkRunWait bounds CheckRun: a typed id is judged within it, or
+// followed unjudged.
+const checkRunWait = 3 * time.Second
+
+// ErrUnknownRun is CheckRun's error for a run the server does not know.
+var ErrUnknownRun = errors.New("the API server does not know this run")
+
+// CheckRun asks the server once whether it knows run runID (GET
+// /v1/runs/{id}): an error wrapping ErrUnknownRun when it answers 404, nil
+// when it knows it or cannot say now (unreachable, a refused key: the
+// follower reports those).
+func (c *Client) CheckRun(ctx context.Context, runID string) error {
+	ctx, cancel := context.WithTimeout(ctx, checkRunWait)
+	defer cancel()
+	_, err := c.getRun(ctx, runID, retryNever)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+		return fmt.Errorf("%w: %s. Check the id that POST /v1/runs returned (it starts with run_); a run that finished long ago, or belongs to another key, is not known either", ErrUnknownRun, runID)
+	}
+	return nil
 }
 
 func (c *Client) getRun(ctx context.Context, runID string, policy retryPolicy) (RunStatus, error) {
