@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -66,8 +67,21 @@ func oneLine(r approval.Request, max int) (text string, whole bool, note string)
 	return text, true, ""
 }
 
+// sessionCut is a session's one name as a notification's title shows it.
+func sessionCut(name string) string {
+	n, cut := approval.Truncate(approval.VisibleLine(name), notifyTitleMax)
+	if cut {
+		n += "…"
+	}
+	return n
+}
+
+// choiceButton is a notification button for choice c, labelled from the
+// one table of choices (source.ChoiceTable).
+func choiceButton(c string) [2]string { return [2]string{c, source.ChoiceLabel(c)} }
+
 // oneClick reports whether a one-line surface showing max bytes may offer
-// "Approve once" for r without opening it.
+// "Allow once" for r without opening it.
 func oneClick(r approval.Request, max int) bool {
 	_, whole, _ := oneLine(r, max)
 	return whole && !r.Kind.IsPrompt() && r.OneClickApprovable()
@@ -104,14 +118,14 @@ func approvalNotification(r approval.Request, now time.Time) Notification {
 	}
 	actions := [][2]string{{ActionOpen, "Open…"}}
 	if oneClick(r, notifyCommandMax) {
-		actions = append(actions, [2]string{approval.ChoiceOnce, "Approve once"})
+		actions = append(actions, choiceButton(approval.ChoiceOnce))
 	}
 	if r.Offers(approval.ChoiceDeny) {
-		actions = append(actions, [2]string{approval.ChoiceDeny, "Deny"})
+		actions = append(actions, choiceButton(approval.ChoiceDeny))
 	}
 	return Notification{
 		ID:      r.Key,
-		Title:   fmt.Sprintf("Approve command on %s?", gw),
+		Title:   fmt.Sprintf("Approve command on %s · %s?", gw, sessionCut(r.RecordedName())),
 		Body:    strings.Join(body, "\n"),
 		Actions: actions,
 	}
@@ -126,7 +140,7 @@ func unseenNotification(r approval.Request) Notification {
 	body := []string{runText(r.Description), "Expires: unknown (Herald did not see when it was asked)."}
 	actions := [][2]string{{ActionOpen, "Open…"}}
 	if r.Offers(approval.ChoiceDeny) {
-		actions = append(actions, [2]string{approval.ChoiceDeny, "Deny"})
+		actions = append(actions, choiceButton(approval.ChoiceDeny))
 	}
 	return Notification{ID: r.Key, Title: title, Body: strings.Join(body, "\n"), Actions: actions}
 }
@@ -196,6 +210,7 @@ func displaySessions(ss []service.SessionView, names service.SessionNames) []ser
 	out := make([]service.SessionView, len(ss))
 	for i, s := range ss {
 		s.Name = clipLine(names.Of(s.Gateway, s.ID, s.StoredID, s.Title), liveTitleMax) // clipLine shows it as VisibleLine
+		s.ShownID = approval.VisibleLine(approval.SessionID(s.StoredID, s.ID))
 		v := approval.VisibleLine
 		s.Title, s.Model, s.Tool, s.Status, s.LastText = v(s.Title), v(s.Model), v(s.Tool), v(s.Status), v(s.LastText)
 		out[i] = s

@@ -322,7 +322,7 @@ func TestDisplaySessions(t *testing.T) {
 }
 
 // A session whose events carried no title is named as the gateway lists it
-// (the Sessions panel's name), not by its stored or live id.
+// (the Sessions panel's name), never by its stored or live id.
 func TestDisplaySessionsNameFromListing(t *testing.T) {
 	t.Parallel()
 	live := []service.GatewaySessions{{Gateway: "lab", Sessions: []service.LiveSessionView{
@@ -336,7 +336,7 @@ func TestDisplaySessionsNameFromListing(t *testing.T) {
 		{Gateway: "other", ID: "a1b2c3d4"},
 	}
 	got := displaySessions(in, service.View{Live: live}.Names())
-	want := []string{"Nightly⟦U+202E⟧ backup", "20261203_173301_aaaaaa", "own title", "a1b2c3d4"}
+	want := []string{"Nightly⟦U+202E⟧ backup", "Untitled session", "own title", "Untitled session"}
 	if got := displaySessions([]service.SessionView{{ID: "s", Title: "t\u202e"}}, nil)[0].Name; got != "t⟦U+202E⟧" {
 		t.Errorf("a title shown twice as VisibleLine: %q", got)
 	}

@@ -46,7 +46,7 @@ func TestUnseenApprovalIsTitledForWhatItIs(t *testing.T) {
 	r := pendingRequest("lab/u", "")
 	r.Kind, r.Choices, r.StoredSession = approval.KindApproval, []string{"deny"}, "20261203_101500_c98c38"
 	n := approvalNotification(r, t0)
-	if n.Title != "lab · 20261203_101500_c98c38: may be waiting for approval" || strings.Contains(n.Title, "Approve") || !strings.Contains(n.Body, "unknown") || hasAction(n, approval.ChoiceOnce) || !hasAction(n, approval.ChoiceDeny) {
+	if n.Title != "lab · Untitled session: may be waiting for approval" || strings.Contains(n.Title, "Approve") || !strings.Contains(n.Body, "unknown") || hasAction(n, approval.ChoiceOnce) || !hasAction(n, approval.ChoiceDeny) {
 		t.Fatalf("notification %+v", n)
 	}
 	v := approvalViewIn(r, "Fix the build")

@@ -1,6 +1,10 @@
 package app
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/herald-desktop/herald/backend/source"
+)
 
 // BundleID is Herald's macOS bundle identifier (build/darwin/Info.plist);
 // macOS delivers notifications only to an app bundle that has one.
@@ -8,11 +12,11 @@ const BundleID = "io.github.herald-desktop.herald"
 
 // notificationsOff explains a failed notification setup: what is off,
 // what still works, and what to do on this OS. what is "" (notifications)
-// or "buttons" (the Approve once / Deny actions).
+// or "buttons" (the allow-once / deny actions).
 func notificationsOff(goos, what string, err error) error {
 	head := "Desktop notifications are off"
 	if what == "buttons" {
-		head = "Notification buttons (Approve once, Deny) are off"
+		head = fmt.Sprintf("Notification buttons (%s, %s) are off", source.ChoiceLabel(source.ChoiceOnce), source.ChoiceLabel(source.ChoiceDeny))
 	}
 	var hint string
 	switch goos {

@@ -17,7 +17,7 @@ func TestNotificationsOffSaysWhatToDo(t *testing.T) {
 	}{
 		{"darwin", "", []string{"Desktop notifications are off", "bundle identifier", BundleID, "tray"}},
 		{"linux", "", []string{"org.freedesktop.Notifications", "tray"}},
-		{"windows", "buttons", []string{"Approve once, Deny", "Settings"}},
+		{"windows", "buttons", []string{"Allow once, Deny", "Settings"}},
 	}
 	for _, tc := range tests {
 		got := notificationsOff(tc.goos, tc.what, cause).Error()

@@ -89,7 +89,7 @@ type TraySession struct {
 type TrayApproval struct {
 	Key   string
 	Label string
-	// Note says why there is no "Allow once" (the label could not show the
+	// Note says why there is no allow-once item (the label could not show the
 	// whole command), or is empty.
 	Note string
 	// CanOnce is false when the gateway does not offer "once", or the

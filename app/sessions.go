@@ -36,9 +36,12 @@ type LiveGatewayView struct {
 
 // LiveSessionView is one live session, every gateway string made safe.
 type LiveSessionView struct {
-	ID       string `json:"id"`
-	Key      string `json:"key"`
-	Name     string `json:"name"` // title, else stored id
+	ID  string `json:"id"`
+	Key string `json:"key"`
+	// Name is its one name (service.SessionNames); ShownID its id as
+	// surfaces show it, for the details (approval.SessionID).
+	Name     string `json:"name"`
+	ShownID  string `json:"shown_id"`
 	Status   string `json:"status"`
 	Preview  string `json:"preview,omitempty"`
 	Tool     string `json:"tool,omitempty"`
@@ -63,7 +66,7 @@ func liveViews(in []service.GatewaySessions, names service.SessionNames) []LiveG
 		v := LiveGatewayView{Gateway: approval.VisibleLine(g.Gateway), Policy: string(g.Policy), Error: approval.VisibleLine(g.Err), Sessions: []LiveSessionView{}}
 		for _, l := range g.Sessions {
 			v.Sessions = append(v.Sessions, LiveSessionView{
-				ID: l.ID, Key: l.Key, Name: clipLine(names.Of(g.Gateway, l.ID, l.Key, l.Title), liveTitleMax), Status: clipLine(l.Status, 20),
+				ID: l.ID, Key: l.Key, Name: clipLine(names.Of(g.Gateway, l.ID, l.Key, l.Title), liveTitleMax), ShownID: approval.VisibleLine(approval.SessionID(l.Key, l.ID)), Status: clipLine(l.Status, 20),
 				Preview: clipLine(l.Preview, livePreviewMax), Tool: clipLine(l.Tool, livePreviewMax), LastText: clipLine(l.LastText, livePreviewMax),
 				Messages: l.MessageCount, Followed: l.Followed, Elsewhere: l.Elsewhere, Offered: l.Offered, Declined: l.Declined,
 			})
@@ -101,16 +104,22 @@ func (a *App) FollowRun(gatewayName, runID string) error {
 		}
 		return fmt.Errorf("%s cannot follow a %s by its id", gatewayName, w.Conversation)
 	}
-	runID = strings.TrimSpace(runID)
+	// Any form Herald showed the id in ("run_…" whole, a prefix, "run
+	// 45e66398", "NAME/run_…") names the same run.
+	_, typed := service.TypedID(gatewayName, runID)
 	switch {
-	case runID == "":
+	case typed == "":
 		return fmt.Errorf("give the %s's id (%s)", w.Conversation, w.IDHint)
-	case len(runID) > 256 || strings.ContainsAny(runID, " \t\n/?#"):
+	case len(typed) > 256 || strings.ContainsAny(typed, " \t\n/?#"):
 		return fmt.Errorf("that is not a %s id: give it as it was given to you (%s)", w.Conversation, w.IDHint)
+	}
+	id, err := a.svc.ResolveConversation(gatewayName, typed)
+	if err != nil {
+		return visibleErr(err)
 	}
 	ctx, cancel := a.callCtx()
 	defer cancel()
-	return visibleErr(src.Follow(ctx, runID))
+	return visibleErr(src.Follow(ctx, id))
 }
 
 // UnfollowSession stops following a session; Herald does not follow it
@@ -186,7 +195,11 @@ const ActionFollow = "follow"
 func (n *notifier) session(sn service.SessionNotice) {
 	var title, body string
 	var actions [][2]string
-	name := clipLine(approval.SessionName(sn.Title, sn.Key, sn.Session), liveTitleMax)
+	name := sn.Name
+	if name == "" {
+		name = approval.Naming{Title: sn.Title}.Name()
+	}
+	name = clipLine(name, liveTitleMax)
 	gw := clipLine(sn.Gateway, 60)
 	switch {
 	case sn.Kind == service.NoticeOffer:

@@ -18,12 +18,15 @@ type Snapshot struct {
 	Gateways []GatewayView         `json:"gateways"`
 	Sessions []service.SessionView `json:"sessions"`
 	// Live is every gateway's live sessions (the Sessions panel).
-	Live                []LiveGatewayView `json:"live"`
-	Approvals           []ApprovalView    `json:"approvals"`
-	Recent              []ApprovalView    `json:"recent"`
-	NotificationsPaused bool              `json:"notifications_paused"`
-	SecretsSessionOnly  bool              `json:"secrets_session_only"`
-	Autostart           bool              `json:"autostart"`
+	Live      []LiveGatewayView `json:"live"`
+	Approvals []ApprovalView    `json:"approvals"`
+	Recent    []ApprovalView    `json:"recent"`
+	// Choices is the one table of approval choices (labels, keys,
+	// descriptions): the window words a choice only from it.
+	Choices             []source.ChoiceInfo `json:"choices"`
+	NotificationsPaused bool                `json:"notifications_paused"`
+	SecretsSessionOnly  bool                `json:"secrets_session_only"`
+	Autostart           bool                `json:"autostart"`
 	// TrayMissing: no tray host on this desktop (see TrayHostChanged);
 	// QuitWithoutTray is what closing the window then does.
 	TrayMissing     bool `json:"tray_missing"`
@@ -119,8 +122,12 @@ type HistoryEntry struct {
 
 func historyEntry(le service.LogEntry) HistoryEntry {
 	e := le.Entry
+	choice := e.Choice
+	if !e.RequestKind.IsPrompt() {
+		choice = source.ChoiceLabel(choice) // an approval's answer, as its button said it
+	}
 	h := HistoryEntry{Entry: e, DisplayGateway: approval.VisibleLine(e.Gateway), DisplayError: approval.VisibleLine(e.Error),
-		DisplayQuestion: approval.VisibleLine(e.Question), DisplayChoice: approval.VisibleLine(e.Choice), DisplaySession: clipLine(le.SessionName, liveTitleMax)}
+		DisplayQuestion: approval.VisibleLine(e.Question), DisplayChoice: approval.VisibleLine(choice), DisplaySession: clipLine(le.SessionName, liveTitleMax)}
 	if e.Command != "" {
 		h.DisplayCommand = e.DisplayCommand()
 	}

@@ -8,6 +8,7 @@ import (
 	"fyne.io/systray"
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/approval/surface"
+	"github.com/herald-desktop/herald/backend/source"
 )
 
 // systrayTray is the tray over fyne.io/systray (StatusNotifierItem over
@@ -94,9 +95,9 @@ func (t *systrayTray) Update(m TrayModel) {
 			// Typed only in the window or a terminal.
 		default:
 			if p.CanOnce {
-				on(parent.AddSubMenuItem("Allow once", ""), func() { t.act.TrayAnswer(p.Key, "once") })
+				on(parent.AddSubMenuItem(source.ChoiceLabel(source.ChoiceOnce), ""), func() { t.act.TrayAnswer(p.Key, source.ChoiceOnce) })
 			}
-			on(parent.AddSubMenuItem("Deny", ""), func() { t.act.TrayAnswer(p.Key, "deny") })
+			on(parent.AddSubMenuItem(source.ChoiceLabel(source.ChoiceDeny), ""), func() { t.act.TrayAnswer(p.Key, source.ChoiceDeny) })
 		}
 		on(parent.AddSubMenuItem("Open…", ""), func() { t.act.TrayOpen(p.Key) })
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 )
@@ -28,7 +29,7 @@ func newWailsPlatform(ctx context.Context) (*wailsPlatform, error) {
 		return p, notificationsOff(goruntime.GOOS, "", err)
 	}
 	// The usual buttons, registered now so a failure is reported at start.
-	if _, err := p.category([][2]string{{ActionOpen, "Open…"}, {"once", "Approve once"}, {"deny", "Deny"}}); err != nil {
+	if _, err := p.category([][2]string{{ActionOpen, "Open…"}, choiceButton(approval.ChoiceOnce), choiceButton(approval.ChoiceDeny)}); err != nil {
 		return p, notificationsOff(goruntime.GOOS, "buttons", err)
 	}
 	return p, nil

@@ -52,6 +52,7 @@ func (a *App) Snapshot() Snapshot {
 		NotifyRunFinished:   st.NotifyRunFinished,
 		Warnings:            warnings,
 		AuditError:          v.AuditError,
+		Choices:             source.ChoiceTable(),
 		// The window reads these as arrays: never send null.
 		Gateways:  []GatewayView{},
 		Approvals: []ApprovalView{},

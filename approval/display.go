@@ -3,6 +3,7 @@ package approval
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -296,7 +297,11 @@ type Display struct {
 	FirstLine   string `json:"first_line"`
 	Description string `json:"description,omitempty"` // Visible
 	Gateway     string `json:"gateway"`               // VisibleLine
-	Session     string `json:"session"`               // VisibleLine
+	// Session is the session's one name (Naming.Name), VisibleLine;
+	// SessionID its id in the one form surfaces show (SessionID), for
+	// the details.
+	Session   string `json:"session"`
+	SessionID string `json:"session_id"`
 	// Markers is true when the command holds text shown as markers
 	// (controls, escapes, invisible, direction-changing or look-alike
 	// characters, invalid bytes): surfaces that cannot show all of it must
@@ -327,12 +332,13 @@ func (r Request) Unseen() bool { return r.Kind == KindApproval && r.Command == "
 
 // UnseenTitle is how every surface titles an unseen approval:
 // "GATEWAY · SESSION: may be waiting for approval", with the session's one
-// name (its title, else its short stored id).
+// name (Naming.Name).
 func UnseenTitle(gateway, session string) string {
 	return VisibleLine(gateway) + " · " + VisibleLine(session) + ": may be waiting for approval"
 }
 
-// DisplayIn is Display with the session's one name (see SessionName).
+// DisplayIn is Display with the session's one name as the service names
+// it now (service.SessionNames), where it knows one.
 func (r Request) DisplayIn(session string) Display {
 	d := r.Display()
 	if session != "" {
@@ -344,29 +350,80 @@ func (r Request) DisplayIn(session string) Display {
 	return d
 }
 
-// SessionName is the one name every surface gives a session: its title;
-// else its stored id (what Hermes lists and `--session` takes); else the
-// first 8 characters of its runtime id (for an API run, the hex after
-// "run_"). The runtime id stays in the details.
-func SessionName(title, stored, id string) string {
-	if t := strings.TrimSpace(title); t != "" {
+// Naming is what a session's (or run's) one name is made of, in the
+// order it is chosen (Name).
+type Naming struct {
+	// Title is the gateway's title for it.
+	Title string
+	// FirstPrompt is its first prompt: Herald knows it for its own
+	// turns and runs, the gateway's listing or messages give it for
+	// others'.
+	FirstPrompt string
+	// Started is when it started (zero: not known).
+	Started time.Time
+	// Word is what its transport calls it ("session", "run"; "" is
+	// "session").
+	Word string
+}
+
+// firstWords is how many words of a first prompt make a name.
+const firstWords = 8
+
+// Name is the one name every surface gives a session: the gateway's
+// title; else the first words of its first prompt; else "Untitled
+// session, started 13:54" (in local time; "Untitled run" for a run). Its
+// ids are never its name: surfaces show them in the details (SessionID).
+func (n Naming) Name() string {
+	if t := strings.TrimSpace(n.Title); t != "" {
 		return t
 	}
+	if p := FirstWords(n.FirstPrompt); p != "" {
+		return p
+	}
+	w := n.Word
+	if w == "" {
+		w = "session"
+	}
+	if n.Started.IsZero() {
+		return "Untitled " + w
+	}
+	return "Untitled " + w + ", started " + n.Started.Local().Format("15:04")
+}
+
+// FirstWords is the start of a prompt as a name: its first words, at most
+// 80 bytes, "…" when cut ("" for a blank prompt).
+func FirstWords(prompt string) string {
+	words := strings.Fields(prompt)
+	cut := false
+	if len(words) > firstWords {
+		words, cut = words[:firstWords], true
+	}
+	t := strings.Join(words, " ")
+	if len(t) > 80 {
+		t, cut = strings.ToValidUTF8(t[:80], ""), true
+	}
+	if cut {
+		t += "…"
+	}
+	return t
+}
+
+// SessionID is the one form in which surfaces show a session's id, in
+// its details: the stored id where there is one (what Hermes lists and
+// `herald watch --session` takes), else the id as the gateway gave it (an
+// API run's run_…, whole). Every surface that takes an id also takes the
+// other forms (service.Service.ResolveConversation).
+func SessionID(stored, id string) string {
 	if stored != "" {
 		return stored
 	}
-	short := strings.TrimPrefix(id, "run_")
-	if len(short) > 8 {
-		short = short[:8]
-	}
-	if short != id {
-		if strings.HasPrefix(id, "run_") {
-			return "run " + short
-		}
-		return short
-	}
 	return id
 }
+
+// RecordedName is the name a request recorded for its session when it
+// arrived (SessionTitle, filled from the service's one name), else
+// "Untitled session" for a request recorded before Herald kept names.
+func (r Request) RecordedName() string { return Naming{Title: r.SessionTitle}.Name() }
 
 // Display returns what surfaces show of r.
 func (r Request) Display() Display {
@@ -389,8 +446,9 @@ func (r Request) Display() Display {
 		Markers:     HasMarkers(r.Command),
 		Lines:       strings.Count(r.Command, "\n") + 1,
 		Unseen:      r.Unseen(),
-		Title:       map[bool]string{true: UnseenTitle(r.Gateway, SessionName("", r.StoredSession, r.Session))}[r.Unseen()],
+		Title:       map[bool]string{true: UnseenTitle(r.Gateway, r.RecordedName())}[r.Unseen()],
 		ExpiryKnown: !r.Unseen() && !r.ExpiresAt.IsZero(),
-		Session:     VisibleLine(SessionName("", r.StoredSession, r.Session)),
+		Session:     VisibleLine(r.RecordedName()),
+		SessionID:   VisibleLine(SessionID(r.StoredSession, r.Session)),
 	}
 }

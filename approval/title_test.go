@@ -3,6 +3,7 @@ package approval
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herald-desktop/herald/backend/wire"
 )
@@ -121,7 +122,8 @@ func TestSessionTitleKeptAcrossEntriesAndRestart(t *testing.T) {
 }
 
 // TestOldEntriesWithoutSessionTitle: an entry written before Herald kept
-// the title restores with none, and names its session by its id.
+// the title restores with none: its session is "Untitled session" (a name,
+// never an id), with its id whole in the details.
 func TestOldEntriesWithoutSessionTitle(t *testing.T) {
 	t.Parallel()
 	e := Entry{Key: "g1/ev/s1/1", Kind: ChangeArrived, Gateway: "g1", Session: "8f2c41d9e0b7a6c3", Command: "ls", State: StatePending, Guards: GuardsVersion, Choices: []string{"once", "deny"}, At: t0}
@@ -129,7 +131,39 @@ func TestOldEntriesWithoutSessionTitle(t *testing.T) {
 	if r.SessionTitle != "" {
 		t.Fatalf("restored title %q from an entry without one", r.SessionTitle)
 	}
-	if got := SessionName(r.SessionTitle, r.StoredSession, r.Session); got != "8f2c41d9" {
-		t.Fatalf("named %q, want the short id", got)
+	if got := r.RecordedName(); got != "Untitled session" {
+		t.Fatalf("named %q, want Untitled session", got)
+	}
+	if d := r.Display(); d.Session != "Untitled session" || d.SessionID != "8f2c41d9e0b7a6c3" {
+		t.Fatalf("shown as %q (id %q), want Untitled session with the whole id in the details", d.Session, d.SessionID)
+	}
+}
+
+// TestNamingName: a session's one name is its title, else its first
+// prompt's first words, else "Untitled session, started 15:04"; never an
+// id.
+func TestNamingName(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 4, 13, 54, 0, 0, time.Local)
+	for _, tc := range []struct {
+		n    Naming
+		want string
+	}{
+		{Naming{Title: " Fix the build ", FirstPrompt: "run the tests"}, "Fix the build"},
+		{Naming{Title: "  ", FirstPrompt: "run the tests and fix what fails", Started: at}, "run the tests and fix what fails"},
+		{Naming{FirstPrompt: "one two three four five six seven eight nine ten"}, "one two three four five six seven eight…"},
+		{Naming{FirstPrompt: "  \n ", Started: at}, "Untitled session, started 13:54"},
+		{Naming{Started: at, Word: "run"}, "Untitled run, started 13:54"},
+		{Naming{}, "Untitled session"},
+	} {
+		if got := tc.n.Name(); got != tc.want {
+			t.Errorf("%+v.Name() = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+	if got := SessionID("", "run_4f2a9c0e11d84b7f9a6b3c2d1e0f9a8b"); got != "run_4f2a9c0e11d84b7f9a6b3c2d1e0f9a8b" {
+		t.Errorf("a run's id is shown as %q, want it whole", got)
+	}
+	if got := SessionID("20261202_100136_258fb5", "a1b2c3d4"); got != "20261202_100136_258fb5" {
+		t.Errorf("a session's id is shown as %q, want its stored id", got)
 	}
 }

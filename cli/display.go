@@ -8,8 +8,17 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
+
+// firstOr is the first of ss, or or when there is none.
+func firstOr(ss []string, or string) string {
+	if len(ss) == 0 {
+		return or
+	}
+	return ss[0]
+}
 
 // Everything the terminal prints of gateway text goes through
 // approval.Visible / VisibleLine: controls, escape sequences and invisible
@@ -35,7 +44,7 @@ type entryJSON struct {
 func approvalBlock(r approval.Request, waiting int) []string {
 	d := r.Display()
 	id := service.ShortKey(r.Key)
-	lines := []string{"", fmt.Sprintf("┏ APPROVAL %s  %s / %s", id, d.Gateway, d.Session)}
+	lines := []string{"", fmt.Sprintf("┏ APPROVAL %s  %s / %s", id, d.Gateway, sessionOf(r))}
 	if d.Command != "" { // unseen: the description says why there is none
 		for _, l := range strings.Split(d.Command, "\n") {
 			lines = append(lines, "┃ "+l)
@@ -56,8 +65,8 @@ func approvalBlock(r approval.Request, waiting int) []string {
 	keys := "keys: " + choiceKeys(r.Choices) + " (+ Enter)"
 	if waiting > 1 {
 		eg := "d"
-		if len(r.Choices) > 0 && r.Choices[0] != "" {
-			eg = r.Choices[0][:1]
+		if x, ok := source.ChoiceOf(firstOr(r.Choices, "")); ok {
+			eg = x.Key
 		}
 		keys = fmt.Sprintf("%d approvals are waiting: type the key and this id, e.g. \"%s %s\"", waiting, eg, id)
 	}
@@ -69,23 +78,24 @@ func approvalBlock(r approval.Request, waiting int) []string {
 	return lines
 }
 
-// choiceKeys names the keys of the choices offered, and only those: a
-// deny-only approval is "d deny".
+// choiceKeys names the keys of the choices offered, and only those, from
+// the one table of choices: a deny-only approval is "d Deny".
 func choiceKeys(choices []string) string {
 	var ks []string
 	for _, c := range choices {
-		if c != "" {
-			ks = append(ks, c[:1]+" "+c)
+		if x, ok := source.ChoiceOf(c); ok {
+			ks = append(ks, x.Key+" "+x.Label)
 		}
 	}
 	return strings.Join(ks, ", ")
 }
 
 // sessionOf is r's session as every line of the terminal names it, and
-// as the window does: approval.SessionName (its stored id, else a short
-// runtime id), made visible.
+// as the window does: its one name (the name recorded with it, which
+// `herald pending` gets as the running Herald names it now), quoted, with
+// its id in the one form surfaces show it.
 func sessionOf(r approval.Request) string {
-	return approval.VisibleLine(approval.SessionName("", r.StoredSession, r.Session))
+	return "“" + approval.VisibleLine(r.RecordedName()) + "” (" + approval.VisibleLine(approval.SessionID(r.StoredSession, r.Session)) + ")"
 }
 
 // pendingLine is one request in `herald pending` and the `p` key: the
@@ -94,7 +104,10 @@ func pendingLine(r approval.Request, now time.Time) string {
 	if r.Kind.IsPrompt() {
 		return promptPendingLine(r, now)
 	}
-	left := r.ExpiresAt.Sub(now).Round(time.Second)
+	expires := "expires: unknown"
+	if r.Display().ExpiryKnown {
+		expires = "expires in " + max(r.ExpiresAt.Sub(now).Round(time.Second), 0).String()
+	}
 	flag := ""
 	if r.Uncertain {
 		flag = " (may still be pending)"
@@ -114,8 +127,8 @@ func pendingLine(r approval.Request, now time.Time) string {
 	if r.State == approval.StateSentUnknown {
 		flag = fmt.Sprintf(" (%s %s)", approval.VisibleLine(r.Outcome.Choice), approval.UnknownDetail)
 	}
-	return fmt.Sprintf("%s  %-10s %s  %s  [%s] expires in %s%s", service.ShortKey(r.Key), approval.VisibleLine(r.Gateway), sessionOf(r),
-		approval.VisibleCommandLine(r.Command), strings.Join(r.Choices, "/"), left, flag)
+	return fmt.Sprintf("%s  %-10s %s  %s  [%s] %s%s", service.ShortKey(r.Key), approval.VisibleLine(r.Gateway), sessionOf(r),
+		approval.VisibleCommandLine(r.Command), strings.Join(r.Choices, "/"), expires, flag)
 }
 
 // logLine is one audit entry in `herald log`: the command as it ran.
@@ -237,7 +250,7 @@ func (k *keys) handle(ctx context.Context, l string) bool {
 	if k.handlePrompt(ctx, l) {
 		return false
 	}
-	choice := map[string]string{"o": "once", "s": "session", "a": "always", "d": "deny"}[key]
+	choice := source.ChoiceForKey(key)
 	switch {
 	case key == "q" || key == "quit":
 		return true
@@ -254,7 +267,7 @@ func (k *keys) handle(ctx context.Context, l string) bool {
 		}
 		return false
 	case choice == "":
-		k.out.line("Keys: o once, s session, a always (asks to confirm), d deny, each + Enter; add the id when several are waiting (\"o 1a2b3c4d\"); a question: its choice number, or t YOUR ANSWER; p pending; sessions, follow ID, unfollow ID, take ID: the gateways' sessions; q quit.")
+		k.out.line("Keys: %s, each + Enter; add the id when several are waiting (\"o 1a2b3c4d\"); a question: its choice number, or t YOUR ANSWER; p pending; sessions, follow ID, unfollow ID, take ID: the gateways' sessions; q quit.", source.ChoiceKeysHelp())
 		return false
 	}
 	if id == "" {
@@ -272,7 +285,7 @@ func (k *keys) handle(ctx context.Context, l string) bool {
 		k.mu.Lock()
 		k.confirming = id
 		k.mu.Unlock()
-		k.out.line("Always allow from now on, without asking: %s (%s)? Type yes to confirm.", r.CommandFirstLine(), id)
+		k.out.line("%s from now on, without asking: %s (%s)? Type yes to confirm.", source.ChoiceLabel(source.ChoiceAlways), r.CommandFirstLine(), id)
 		return false
 	}
 	k.answer(ctx, id, choice, false)

@@ -490,8 +490,8 @@ func TestApprovalBlockOffersOnlyItsChoices(t *testing.T) {
 		waiting   int
 		want, not []string
 	}{
-		{"every choice", all, 1, []string{"[once/session/always/deny]  keys: o once, s session, a always, d deny (+ Enter); expires " + t0.Add(5*time.Minute).Local().Format("15:04:05")}, nil},
-		{"deny only, unseen", unseen, 1, []string{"[deny]  keys: d deny (+ Enter); expiry unknown", "┃ Herald cannot show the command"}, []string{"o once", "┃ \n", "expires "}},
+		{"every choice", all, 1, []string{"[once/session/always/deny]  keys: o Allow once, s Allow for session, a Always allow, d Deny (+ Enter); expires " + t0.Add(5*time.Minute).Local().Format("15:04:05")}, nil},
+		{"deny only, unseen", unseen, 1, []string{"[deny]  keys: d Deny (+ Enter); expiry unknown", "┃ Herald cannot show the command"}, []string{"o Allow once", "┃ \n", "expires "}},
 		{"deny only, several waiting", unseen, 2, []string{`2 approvals are waiting: type the key and this id, e.g. "d `}, []string{`"o `}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -517,7 +517,7 @@ func TestUnknownKeyListsEveryCommand(t *testing.T) {
 	t.Parallel()
 	for _, line := range []string{"help", "x", "?"} {
 		got := newKeysFixture().press(t, line)
-		for _, w := range []string{"o once", "s session", "a always", "d deny", "t YOUR ANSWER", "p pending", "sessions", "follow ID", "unfollow ID", "take ID", "q quit"} {
+		for _, w := range []string{"o Allow once", "s Allow for session", "a Always allow", "d Deny", "t YOUR ANSWER", "p pending", "sessions", "follow ID", "unfollow ID", "take ID", "q quit"} {
 			if !strings.Contains(got, w) {
 				t.Errorf("%q: %q does not name %q", line, got, w)
 			}

@@ -60,25 +60,27 @@ func TestLogIsOneLinePerRequest(t *testing.T) {
 }
 
 // TestOneSessionNameOnEveryLine: the watch feed, an approval's block, a
-// question's block, `pending` and a prompt's header name a session alike
-// (approval.SessionName): its stored id, else a short runtime id ("run
-// 0129590f" for an API run, never "run_0129").
+// question's block, `pending` and a prompt's header name a session alike:
+// its one name (recorded with the request; the feed asks the service) and
+// its id in the one form surfaces show it (a session's stored id, an API
+// run's whole id, never "run_0129" or "run 0129590f").
 func TestOneSessionNameOnEveryLine(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, stored, live, want string
 	}{
-		{"dashboard session", "20261203_191047_bc46cf", "644a578b", "20261203_191047_bc46cf"},
-		{"API run", "", "run_0129590fab734db4b17ca4033a83db08", "run 0129590f"},
+		{"dashboard session", "20261203_191047_bc46cf", "644a578b", "“Fix the build” (20261203_191047_bc46cf)"},
+		{"API run", "", "run_0129590fab734db4b17ca4033a83db08", "“Fix the build” (run_0129590fab734db4b17ca4033a83db08)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ap := approval.Request{Key: "lab/ev/x/1", Gateway: "lab", Session: tc.live, StoredSession: tc.stored, Command: "rm -rf ./build", Kind: approval.KindApproval,
+			ap := approval.Request{Key: "lab/ev/x/1", Gateway: "lab", Session: tc.live, StoredSession: tc.stored, SessionTitle: "Fix the build", Command: "rm -rf ./build", Kind: approval.KindApproval,
 				Choices: []string{"once", "deny"}, ReceivedAt: t0, ExpiresAt: t0.Add(time.Minute), State: approval.StatePending}
 			q := ap
 			q.Key, q.Kind, q.Command, q.Question, q.Choices = "lab/clarify/1", approval.KindClarify, "", "Deploy?", []string{"yes", "no"}
 			var feed strings.Builder
-			printEvent(&printer{w: &feed}, wire.Event{Gateway: "lab", Session: tc.live, StoredSession: tc.stored, Kind: wire.ToolStart, Data: &wire.ToolStartPayload{Name: "terminal"}})
+			named := func(gw, live, stored string) string { return "Fix the build" }
+			printEvent(&printer{w: &feed, name: named}, wire.Event{Gateway: "lab", Session: tc.live, StoredSession: tc.stored, Kind: wire.ToolStart, Data: &wire.ToolStartPayload{Name: "terminal"}})
 			var qb strings.Builder
 			printPrompt(&printer{w: &qb}, "1", approval.Change{Kind: approval.ChangeArrived, Request: q})
 			for what, text := range map[string]string{
@@ -89,8 +91,12 @@ func TestOneSessionNameOnEveryLine(t *testing.T) {
 				"pending prompt": pendingLine(q, t0),
 				"prompt header":  promptHeader(q),
 			} {
-				if !strings.Contains(text, tc.want) {
-					t.Errorf("%s %q does not name the session %q", what, text, tc.want)
+				want := tc.want
+				if what == "feed" { // one line per event: the name alone
+					want = "lab · Fix the build ▶"
+				}
+				if !strings.Contains(text, want) {
+					t.Errorf("%s %q does not name the session %q", what, text, want)
 				}
 				if tc.stored == "" && strings.Contains(text, "run_0129 ") {
 					t.Errorf("%s %q cuts the run id", what, text)

@@ -42,7 +42,7 @@ func TestLogNamesSessions(t *testing.T) {
 		t.Fatalf("log: exit %d, stderr %q", code, errb)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	want := []string{"session “Nightly backup check”", "session “evil⟦U+202E⟧gnp.exe␛[2J”", "session “fedcba98”"}
+	want := []string{"session “Nightly backup check”", "session “evil⟦U+202E⟧gnp.exe␛[2J”", "session “Untitled session”"}
 	if len(lines) != len(want) {
 		t.Fatalf("log printed %d lines, want %d:\n%s", len(lines), len(want), out)
 	}

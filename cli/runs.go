@@ -204,12 +204,13 @@ func cmdStop(e *env, args []string) error {
 }
 
 // runLine is one active run in `herald stop`'s list: the id to give
-// `herald stop` (a session's stored id, which Hermes lists too, else the
-// run's id), what it is in its transport's words (session, run), and what
-// it does. The ids are the gateway's text too.
+// `herald stop` (in the one form surfaces show ids: a session's stored id,
+// which Hermes lists too, else the run's id), what it is in its
+// transport's words (session, run), its one name and what it does. The
+// ids are the gateway's text too.
 func runLine(r service.RunRef) string {
 	v := approval.VisibleLine
-	return fmt.Sprintf("%s/%s  %s  %s", v(r.Gateway), v(firstNonEmpty(r.StoredID, r.ID)), source.WordsOf(r.Transport).Conversation, v(service.RunDoing(r.Tool, r.Title)))
+	return fmt.Sprintf("%s/%s  %s “%s”  %s", v(r.Gateway), v(approval.SessionID(r.StoredID, r.ID)), source.WordsOf(r.Transport).Conversation, v(r.Name), v(service.RunDoing(r.Tool, r.Title)))
 }
 
 func cmdAsk(e *env, args []string) error {

@@ -24,16 +24,17 @@ func TestRunLineShowsIDsVisibly(t *testing.T) {
 }
 
 // TestRunLineNamesWhatStopTakes: `herald stop`'s list names each run by
-// the id `herald stop ID` takes (a session's stored id, else the run id)
-// and what it is in words (session, run), never a transport's code.
+// the id `herald stop ID` takes (a session's stored id, else the run id),
+// what it is in words (session, run), never a transport's code, and its
+// one name.
 func TestRunLineNamesWhatStopTakes(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		r    service.RunRef
 		want string
 	}{
-		{service.RunRef{Gateway: "lab", ID: "ca13519d", StoredID: "20261203_193110_b96785", Transport: "ws"}, "lab/20261203_193110_b96785  session  "},
-		{service.RunRef{Gateway: "api", ID: "run_4e2cef54a13d42a38a1a90b47e38cffa", Transport: "api", Title: "slow 60"}, "api/run_4e2cef54a13d42a38a1a90b47e38cffa  run  slow 60"},
+		{service.RunRef{Gateway: "lab", ID: "ca13519d", StoredID: "20261203_193110_b96785", Transport: "ws", Name: "Nightly backup check"}, "lab/20261203_193110_b96785  session “Nightly backup check”  "},
+		{service.RunRef{Gateway: "api", ID: "run_4e2cef54a13d42a38a1a90b47e38cffa", Transport: "api", Tool: "slow 60", Name: "slow 60"}, "api/run_4e2cef54a13d42a38a1a90b47e38cffa  run “slow 60”  slow 60"},
 	} {
 		if got := runLine(tc.r); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("runLine = %q, want it to start %q", got, tc.want)
@@ -133,7 +134,7 @@ func TestRunEndsInWords(t *testing.T) {
 	for kind, want := range map[string]string{wire.RunCompleted: "● run completed", wire.RunFailed: "● run failed", wire.RunCancelled: "● run cancelled"} {
 		var b strings.Builder
 		printEvent(&printer{w: &b}, wire.Event{Gateway: "api", Session: "run_0129590fab734db4", Kind: kind})
-		if got := b.String(); !strings.Contains(got, "api/run 0129590f "+want) {
+		if got := b.String(); !strings.Contains(got, "api · run_0129590fab734db4 "+want) {
 			t.Errorf("%s: %q, want %q", kind, got, want)
 		}
 	}

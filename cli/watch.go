@@ -50,6 +50,19 @@ type printer struct {
 	// stopped, when set, reports that the command is ending (Ctrl-C):
 	// what the shutdown itself causes (links closing) is not news.
 	stopped func() bool
+	// name, when set, is a session's one name (the running service's
+	// SessionName); without it a session is named by its id.
+	name func(gw, live, stored string) string
+}
+
+// sessionWhere is "gateway · session" as the feed names a session: its
+// one name, else its id as surfaces show it (approval.SessionID).
+func (p *printer) sessionWhere(gw, live, stored string) string {
+	n := approval.SessionID(stored, live)
+	if p.name != nil {
+		n = p.name(gw, live, stored)
+	}
+	return approval.VisibleLine(gw) + " · " + approval.VisibleLine(n)
 }
 
 func (p *printer) quiet() bool { return p.stopped != nil && p.stopped() }
@@ -177,6 +190,7 @@ func cmdWatch(e *env, args []string) error {
 	st.given = func(kind string) bool { return cr.secret(source.Kind(kind)) != "" }
 	keys := &keys{out: out, now: time.Now}
 	svc := service.New(cfg)
+	out.name = svc.SessionName
 	keys.in = svcInbox{svc}
 	printed := printNotifications(out, keys, svc.Subscribe(service.WatchEvents|service.WatchApprovals|service.WatchNotices|service.WatchProblems, 0))
 	defer func() {
@@ -743,7 +757,7 @@ func printEvent(out *printer, ev wire.Event) {
 	if printNotice(out, ev) {
 		return
 	}
-	where := approval.VisibleLine(ev.Gateway) + "/" + approval.VisibleLine(approval.SessionName("", ev.StoredSession, ev.Session))
+	where := out.sessionWhere(ev.Gateway, ev.Session, ev.StoredSession)
 	v := approval.VisibleLine
 	switch d := ev.Data.(type) {
 	case *wire.ToolStartPayload:

@@ -314,7 +314,16 @@ func (s *Service) handleControl(ctx context.Context, req ControlRequest) Control
 	}
 	switch req.Op {
 	case "pending":
-		return ControlResponse{Pending: s.inbox.Pending()}
+		// Each with its session's one name now (SessionTitle), as the
+		// window names it.
+		pend := s.inbox.Pending()
+		if len(pend) > 0 {
+			names := s.View().Names()
+			for i := range pend {
+				pend[i] = names.Named(pend[i])
+			}
+		}
+		return ControlResponse{Pending: pend}
 	case "view":
 		v := s.View()
 		return ControlResponse{View: &v}

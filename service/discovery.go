@@ -83,7 +83,10 @@ type SessionNotice struct {
 	Session string     `json:"session"` // live id
 	Key     string     `json:"key,omitempty"`
 	Title   string     `json:"title,omitempty"`
-	Status  string     `json:"status,omitempty"`
+	// Name is the session's one name (SessionNames) when the notice was
+	// made.
+	Name   string `json:"name,omitempty"`
+	Status string `json:"status,omitempty"`
 	// Text says it for people, including what following costs.
 	Text string    `json:"text"`
 	At   time.Time `json:"at"`
@@ -104,9 +107,9 @@ type LiveSessionView struct {
 	LastText string `json:"last_text,omitempty"`
 }
 
-// DisplayName is the session's name (SessionName), as every surface
-// names it.
-func (l LiveSessionView) DisplayName() string { return SessionName(l.Title, l.Key, l.ID) }
+// DisplayName is the session's one name (approval.Naming.Name), as every
+// surface names it.
+func (l LiveSessionView) DisplayName() string { return displayOf(l.LiveSession) }
 
 // GatewaySessions is one gateway's live sessions.
 type GatewaySessions struct {
@@ -233,7 +236,7 @@ func (s *Service) onDiscovery(d source.Discovery) {
 			continue
 		}
 		mk := func(kind NoticeKind, text string) SessionNotice {
-			return SessionNotice{Kind: kind, Gateway: d.Gateway, Session: l.ID, Key: l.Key, Title: l.Title, Status: l.Status, Text: text, At: d.At}
+			return SessionNotice{Kind: kind, Gateway: d.Gateway, Session: l.ID, Key: l.Key, Title: l.Title, Name: displayOf(l), Status: l.Status, Text: text, At: d.At}
 		}
 		if !st.seen[l.Key] {
 			st.seen[l.Key] = true
@@ -301,8 +304,25 @@ func offerText(l source.LiveSession) string {
 		"following it here takes them away from a client still watching it."
 }
 
+// displayOf is a listed session's one name: the gateway lists sessions,
+// never runs.
 func displayOf(l source.LiveSession) string {
-	return approval.SessionName(l.Title, l.Key, l.ID)
+	return approval.Naming{Title: l.Title, FirstPrompt: l.FirstPrompt, Started: l.StartedAt}.Name()
+}
+
+// listed is the row of the latest listing of gw for a session (by live or
+// stored id).
+func (s *Service) listed(gw, live, key string) (source.LiveSession, bool) {
+	s.live.mu.Lock()
+	defer s.live.mu.Unlock()
+	if st := s.live.gw[gw]; st != nil {
+		for _, l := range st.last.Sessions {
+			if l.ID == live || (key != "" && l.Key == key) {
+				return l, true
+			}
+		}
+	}
+	return source.LiveSession{}, false
 }
 
 // attachLive resumes a listed session in the background.
@@ -334,7 +354,7 @@ func (s *Service) attachLive(gw string, l source.LiveSession, auto bool) {
 				return // no stored row yet; the next listing tries again
 			}
 			if s.ctx.Err() == nil {
-				s.notice(SessionNotice{Kind: NoticeFollowFailed, Gateway: gw, Session: l.ID, Key: l.Key, Title: l.Title, Text: fmt.Sprintf("following session %q failed: %v", displayOf(l), err)})
+				s.notice(SessionNotice{Kind: NoticeFollowFailed, Gateway: gw, Session: l.ID, Key: l.Key, Title: l.Title, Name: displayOf(l), Text: fmt.Sprintf("following session %q failed: %v", displayOf(l), err)})
 			}
 		}
 		s.changed()
@@ -350,11 +370,8 @@ func (s *Service) noticeFromEvent(ev wire.Event) {
 		return
 	}
 	title := s.titleOf(ev.Gateway, ev.Session, ev.StoredSession)
-	n := SessionNotice{Gateway: ev.Gateway, Session: ev.Session, Key: ev.StoredSession, Title: title, At: ev.ReceivedAt}
-	name := title
-	if name == "" {
-		name = firstNonEmpty(ev.StoredSession, ev.Session)
-	}
+	name := s.sessionTitle(ev.Gateway, ev.Session, ev.StoredSession)
+	n := SessionNotice{Gateway: ev.Gateway, Session: ev.Session, Key: ev.StoredSession, Title: title, Name: name, At: ev.ReceivedAt}
 	fanOut := false
 	if c, ok := s.follower(ev.Gateway); ok {
 		fanOut = c.FanOut()
@@ -529,8 +546,11 @@ func (s *Service) LiveSessions() []GatewaySessions {
 			v.Offered = v.Offered && !l.Followed
 			if sv, ok := views[name+"/"+l.ID]; ok {
 				v.Tool, v.LastText = sv.Tool, sv.LastText
-				if v.Title == "" {
+				if strings.TrimSpace(v.Title) == "" {
 					v.Title = sv.Title
+				}
+				if strings.TrimSpace(v.FirstPrompt) == "" {
+					v.FirstPrompt = sv.FirstPrompt
 				}
 			}
 			g.Sessions = append(g.Sessions, v)

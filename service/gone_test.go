@@ -37,19 +37,24 @@ func TestGoneSessionLeavesTheView(t *testing.T) {
 	}
 }
 
-// TestSessionName: one name for a session everywhere: its title, else its
-// stored id, else a short id; an API run is never shown as run_<32 hex>.
+// TestSessionName: one name for a session everywhere: its title, else
+// the first words of its first prompt, else "Untitled session, started
+// 13:54"; an API run is never named by its id (run_<32 hex> or a cut of
+// it).
 func TestSessionName(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ title, stored, id, want string }{
-		{"fix the tests", "20261202_100136_258fb5", "a1b2c3d4e5f6", "fix the tests"},
-		{"  ", "20261202_100136_258fb5", "a1b2c3d4e5f6", "20261202_100136_258fb5"},
-		{"", "", "a1b2c3d4e5f60718", "a1b2c3d4"},
-		{"", "", "run_4f2a9c0e11d84b7f9a6b3c2d1e0f9a8b", "run 4f2a9c0e"},
-		{"", "", "s1", "s1"},
+	at := time.Date(2026, 12, 4, 13, 54, 0, 0, time.Local)
+	for _, tc := range []struct {
+		v    SessionView
+		want string
+	}{
+		{SessionView{Title: "fix the tests", StoredID: "20261202_100136_258fb5", ID: "a1b2c3d4e5f6", FirstPrompt: "x"}, "fix the tests"},
+		{SessionView{Title: "  ", StoredID: "20261202_100136_258fb5", ID: "a1b2c3d4e5f6", Started: at}, "Untitled session, started 13:54"},
+		{SessionView{ID: "run_4f2a9c0e11d84b7f9a6b3c2d1e0f9a8b", FirstPrompt: "clean the build dir", Word: "run"}, "clean the build dir"},
+		{SessionView{ID: "run_4f2a9c0e11d84b7f9a6b3c2d1e0f9a8b", Started: at, Word: "run"}, "Untitled run, started 13:54"},
 	} {
-		if got := SessionName(tc.title, tc.stored, tc.id); got != tc.want {
-			t.Errorf("SessionName(%q, %q, %q) = %q, want %q", tc.title, tc.stored, tc.id, got, tc.want)
+		if got := tc.v.Naming().Name(); got != tc.want {
+			t.Errorf("%+v named %q, want %q", tc.v, got, tc.want)
 		}
 	}
 }
@@ -71,10 +76,11 @@ func TestStartedRunIsNamedByItsInput(t *testing.T) {
 	s.nameRun("api", "run_late", "run the tests and fix every one that fails, then push the branch")
 	s.onEvent(ev("run_late"))
 	got := map[string]string{}
-	for _, v := range s.View().Sessions {
-		got[v.ID] = v.Title
+	v := s.View()
+	for _, sv := range v.Sessions {
+		got[sv.ID] = v.Names().Of("api", sv.ID, "", "")
 	}
-	if got["run_early"] != "clean the build dir" || got["run_late"] != "run the tests and fix every one that …" {
-		t.Fatalf("run titles %q", got)
+	if got["run_early"] != "clean the build dir" || got["run_late"] != "run the tests and fix every one that…" {
+		t.Fatalf("run names %q", got)
 	}
 }

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/hermestest"
@@ -11,17 +12,21 @@ import (
 
 // TestSessionNamesOf: a session Herald sees live has the name the Sessions
 // panel gives it, whatever its request recorded; a session that is gone
-// keeps the title recorded with its request, else its short id.
+// keeps the name recorded with its request, else is "Untitled session":
+// never an id.
 func TestSessionNamesOf(t *testing.T) {
 	t.Parallel()
+	started := time.Date(2026, 12, 3, 17, 33, 0, 0, time.Local)
 	live := []GatewaySessions{{Gateway: "lab", Sessions: []LiveSessionView{
 		{LiveSession: source.LiveSession{ID: "a1b2c3d4e5", Key: "20261203_173300_bd19f2", Title: "Nightly backup check"}},
-		{LiveSession: source.LiveSession{ID: "e5f6a7b8c9", Key: "20261203_173301_aaaaaa"}},
+		{LiveSession: source.LiveSession{ID: "e5f6a7b8c9", Key: "20261203_173301_aaaaaa", StartedAt: started}},
+		{LiveSession: source.LiveSession{ID: "b0b0b0b0b0", Key: "20261203_173302_bbbbbb", FirstPrompt: "check the nightly backups", StartedAt: started}},
 	}}}
 	views := []SessionView{
 		{Gateway: "lab", ID: "a1b2c3d4e5", StoredID: "20261203_173300_bd19f2", Title: "older title from events"},
 		{Gateway: "lab", ID: "f0f0f0f0f0", Title: "Followed only"},
-		{Gateway: "api", ID: "run_0123456789abcdef0123456789abcdef", Title: "run the tests and fix"},
+		{Gateway: "api", ID: "run_0123456789abcdef0123456789abcdef", FirstPrompt: "run the tests and fix", Word: "run"},
+		{Gateway: "api", ID: "run_aaaa456789abcdef0123456789abcdef", Started: started, Word: "run"},
 	}
 	names := View{Live: live, Sessions: views}.Names()
 	cases := []struct {
@@ -32,18 +37,20 @@ func TestSessionNamesOf(t *testing.T) {
 		{"listed, by live id", names, "lab", "a1b2c3d4e5", "", "", "Nightly backup check"},
 		{"listed, by stored id after a resume", names, "lab", "new-live-id", "20261203_173300_bd19f2", "", "Nightly backup check"},
 		{"listed wins over the recorded title", names, "lab", "a1b2c3d4e5", "", "recorded then", "Nightly backup check"},
-		{"listed without a title", names, "lab", "e5f6a7b8c9", "", "recorded then", "20261203_173301_aaaaaa"},
+		{"listed without a title", names, "lab", "e5f6a7b8c9", "", "recorded then", "Untitled session, started 17:33"},
+		{"listed with its first prompt", names, "lab", "b0b0b0b0b0", "", "", "check the nightly backups"},
 		{"followed, not listed", names, "lab", "f0f0f0f0f0", "", "", "Followed only"},
 		{"API run", names, "api", "run_0123456789abcdef0123456789abcdef", "", "", "run the tests and fix"},
-		{"same id on another gateway", names, "other", "a1b2c3d4e5", "", "", "a1b2c3d4"},
+		{"API run, no prompt known", names, "api", "run_aaaa456789abcdef0123456789abcdef", "", "", "Untitled run, started 17:33"},
+		{"same id on another gateway", names, "other", "a1b2c3d4e5", "", "", "Untitled session"},
 		{"gone, title recorded", names, "lab", "9999999999", "20261203_000000_000000", "Deploy review", "Deploy review"},
-		{"gone, no title recorded", names, "lab", "9999999999", "20261203_000000_000000", "", "20261203_000000_000000"},
-		{"gone, live id only", names, "lab", "9999999999abcdef", "", "", "99999999"},
-		{"gone API run", names, "api", "run_fedcba9876543210fedcba9876543210", "", "", "run fedcba98"},
+		{"gone, no title recorded", names, "lab", "9999999999", "20261203_000000_000000", "", "Untitled session"},
+		{"gone, live id only", names, "lab", "9999999999abcdef", "", "", "Untitled session"},
+		{"gone API run, its name recorded", names, "api", "run_fedcba9876543210fedcba9876543210", "", "Untitled run, started 17:33", "Untitled run, started 17:33"},
 		// Names stay raw: each surface shows them through VisibleLine.
 		{"control and bidi kept raw", names, "lab", "9999999999", "", "evil\u202e\x1b[2Jgnp", "evil\u202e\x1b[2Jgnp"},
 		{"no live view (herald log without Herald)", nil, "lab", "a1b2c3d4e5", "20261203_173300_bd19f2", "Nightly backup check", "Nightly backup check"},
-		{"no live view, nothing recorded", nil, "lab", "a1b2c3d4e5", "", "", "a1b2c3d4"},
+		{"no live view, nothing recorded", nil, "lab", "a1b2c3d4e5", "", "", "Untitled session"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

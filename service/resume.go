@@ -131,9 +131,10 @@ func (s *Service) resumeListedLocked(st *liveState, d source.Discovery) (attach 
 	return attach, notices
 }
 
-// goneText says for people that a followed session is no longer live.
+// goneText says for people that a followed session is no longer live: by
+// its stored id, all Herald saved of it.
 func goneText(gw, id string) string {
-	return fmt.Sprintf("Session %q ended on %s while Herald was not running, so Herald no longer follows it.", approval.VisibleLine(approval.SessionName("", id, id)), approval.VisibleLine(gw))
+	return fmt.Sprintf("Session %q ended on %s while Herald was not running, so Herald no longer follows it.", approval.VisibleLine(id), approval.VisibleLine(gw))
 }
 
 // resumeNow says which followed sessions are gone and attaches the live

@@ -39,10 +39,12 @@ type RunRef struct {
 	Title     string `json:"title,omitempty"`
 	Tool      string `json:"tool,omitempty"`
 	Status    string `json:"status,omitempty"`
+	// Name is its one name (SessionNames).
+	Name string `json:"name,omitempty"`
 }
 
-// Label is how surfaces name a run: "gateway/id: what it does".
-func (r RunRef) Label() string { return r.Gateway + "/" + r.ID + ": " + RunDoing(r.Tool, r.Title) }
+// Label is how surfaces name a run: "gateway · name: what it does".
+func (r RunRef) Label() string { return r.Gateway + " · " + r.Name + ": " + RunDoing(r.Tool, r.Title) }
 
 // RunDoing is what surfaces say a run does: its tool running now, else
 // its title, else "running".
@@ -90,7 +92,7 @@ func (s *Service) ActiveRuns() []RunRef {
 			d, _ := source.Lookup("")
 			t = string(d.Kind)
 		}
-		out = append(out, RunRef{Gateway: v.Gateway, ID: v.ID, StoredID: v.StoredID, Transport: t, Title: v.Title, Tool: v.Tool, Status: v.Status})
+		out = append(out, RunRef{Gateway: v.Gateway, ID: v.ID, StoredID: v.StoredID, Transport: t, Title: v.Title, Tool: v.Tool, Status: v.Status, Name: v.Naming().Name()})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Gateway != out[j].Gateway {
@@ -105,12 +107,7 @@ func (s *Service) ActiveRuns() []RunRef {
 // "gateway/id", or an id (or unique prefix; live or stored) of an active
 // run, or of any session Herald knows when gw is given.
 func (s *Service) resolveRun(gw, id string) (gwName, runID, transport string, err error) {
-	id = strings.TrimSpace(id)
-	if gw == "" {
-		if i := strings.Index(id, "/"); i > 0 {
-			gw, id = id[:i], id[i+1:]
-		}
-	}
+	gw, id = TypedID(gw, id)
 	if id == "" {
 		return "", "", "", errors.New("no run given: run `herald stop` without an id to list the active runs")
 	}
@@ -119,18 +116,15 @@ func (s *Service) resolveRun(gw, id string) (gwName, runID, transport string, er
 		if t == "" {
 			return "", "", "", fmt.Errorf("no gateway or API server named %q is configured", gw)
 		}
-		s.mu.Lock()
-		for _, v := range s.sessions {
-			if v.Gateway == gw && v.StoredID == id && v.ID != id {
-				id = v.ID // a stored id names its live session
-			}
+		id, err := s.ResolveConversation(gw, id)
+		if err != nil {
+			return "", "", "", err
 		}
-		s.mu.Unlock()
 		return gw, id, t, nil
 	}
 	var hits []RunRef
 	for _, r := range s.ActiveRuns() {
-		if strings.HasPrefix(r.ID, id) || (r.StoredID != "" && strings.HasPrefix(r.StoredID, id)) {
+		if strings.HasPrefix(r.ID, id) || strings.HasPrefix(strings.TrimPrefix(r.ID, "run_"), id) || (r.StoredID != "" && strings.HasPrefix(r.StoredID, id)) {
 			hits = append(hits, r)
 		}
 	}
@@ -187,6 +181,11 @@ func (s *Service) StopRun(ctx context.Context, gw, id string) (StopResult, error
 	defer done()
 	w.Ended = ended
 	r, err := st.Stop(ctx, id, w)
+	// The transport says "gateway/id: …"; every surface names the run by
+	// its one name instead (its id is in the result).
+	if rest, ok := strings.CutPrefix(r.Message, gw+"/"+id+":"); ok {
+		r.Message = gw + " · " + s.sessionTitle(gw, id, "") + ":" + rest
+	}
 	return StopResult{Gateway: gw, ID: id, Transport: t, Outcome: r.Outcome, Message: r.Message}, err
 }
 

@@ -82,10 +82,10 @@ type Service struct {
 	// sessionCount and sessionsDropped bound the live view per gateway
 	// (see MaxSessionsPerGateway).
 	sessionCount, sessionsDropped map[string]int
-	// runTitles name API runs Herald started (runTitle of the input)
-	// until their first event makes their view.
-	runTitles map[string]string
-	statuses  map[string]source.Status
+	// firstPrompts are the prompts that started the sessions and runs
+	// Herald started, until their first event makes their view.
+	firstPrompts map[string]string
+	statuses     map[string]source.Status
 }
 
 // SessionView is what Herald shows about one session.
@@ -103,31 +103,24 @@ type SessionView struct {
 	LastText string    `json:"last_text,omitempty"`
 	Tokens   int64     `json:"tokens,omitempty"`
 	Updated  time.Time `json:"updated"`
-	// Name is what every surface calls the session (SessionName).
+	// FirstPrompt is the first words of the prompt that started it,
+	// when Herald sent it (approval.FirstWords); Started is when Herald
+	// first saw it; Word what its transport calls it ("session",
+	// "run"). With Title they make its one name (Naming).
+	FirstPrompt string    `json:"first_prompt,omitempty"`
+	Started     time.Time `json:"started,omitzero"`
+	Word        string    `json:"word,omitempty"`
+	// Name is what every surface calls the session (SessionNames); a
+	// surface fills it.
 	Name string `json:"name"`
+	// ShownID is its id in the one form surfaces show
+	// (approval.SessionID); a surface fills it.
+	ShownID string `json:"shown_id,omitempty"`
 }
 
-// SessionName is the one name every surface gives a session: its title;
-// else its stored id (what Hermes lists and `--session` takes); else the
-// first 8 characters of its runtime id (for an API run, the hex after
-// "run_").
-func SessionName(title, stored, id string) string {
-	return approval.SessionName(title, stored, id)
-}
-
-// runTitle is the start of a run's input, its name where the server
-// gives none: "run the tests and fix what fails" rather than run_4f2a….
-func runTitle(input string) string {
-	words := strings.Fields(input)
-	if len(words) > 8 {
-		words = append(words[:8], "…")
-	}
-	t := strings.Join(words, " ")
-	if len(t) > 80 {
-		t = strings.ToValidUTF8(t[:80], "") + "…"
-	}
-	return t
-}
+// runTitle is the start of a prompt, as a session or run is named by it
+// (approval.FirstWords).
+func runTitle(input string) string { return approval.FirstWords(input) }
 
 // New builds a service; call Close when done.
 func New(cfg Config) *Service {
@@ -143,7 +136,7 @@ func New(cfg Config) *Service {
 		sessions: map[string]*SessionView{},
 
 		sessionCount:    map[string]int{},
-		runTitles:       map[string]string{},
+		firstPrompts:    map[string]string{},
 		sessionsDropped: map[string]int{},
 		statuses:        map[string]source.Status{},
 	}
@@ -268,8 +261,8 @@ func (s *Service) updateView(ev wire.Event) {
 	}
 	if v == nil {
 		s.makeRoomLocked(ev.Gateway)
-		v = &SessionView{Gateway: ev.Gateway, ID: ev.Session, Title: s.runTitles[k]}
-		delete(s.runTitles, k)
+		v = &SessionView{Gateway: ev.Gateway, ID: ev.Session, FirstPrompt: s.firstPrompts[k], Started: ev.ReceivedAt, Word: conversationWord(s.kindOf(ev.Gateway))}
+		delete(s.firstPrompts, k)
 		s.sessions[k] = v
 		s.sessionCount[ev.Gateway]++
 	}

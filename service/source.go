@@ -251,19 +251,20 @@ func (s *Service) StartRun(ctx context.Context, source, input string) (string, e
 	return id, err
 }
 
-// nameRun names an API run Herald started by its input's first words.
+// nameRun records the first prompt of a session or run Herald started
+// (its input): its name until the gateway gives it a title.
 func (s *Service) nameRun(source, id, input string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := source + "/" + id
 	if v := s.sessions[k]; v != nil {
-		if v.Title == "" {
-			v.Title = runTitle(input)
+		if v.FirstPrompt == "" {
+			v.FirstPrompt = runTitle(input)
 		}
 		return
 	}
-	if len(s.runTitles) < MaxSessionsPerGateway {
-		s.runTitles[k] = runTitle(input)
+	if len(s.firstPrompts) < MaxSessionsPerGateway {
+		s.firstPrompts[k] = runTitle(input)
 	}
 }
 

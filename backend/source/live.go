@@ -28,6 +28,12 @@ type LiveSession struct {
 	Preview      string    `json:"preview,omitempty"`
 	MessageCount int       `json:"message_count"`
 	LastActive   time.Time `json:"last_active,omitzero"`
+	// StartedAt is when it started (the listing's started_at).
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// FirstPrompt is its first prompt, when the gateway gives it (its
+	// messages' first user message), bounded: with Title and StartedAt it
+	// names the session (approval.Naming).
+	FirstPrompt string `json:"first_prompt,omitempty"`
 	// Followed: Herald attached this session.
 	Followed bool `json:"followed"`
 	// Elsewhere: Herald followed it, and another client has taken its
