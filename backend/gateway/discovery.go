@@ -73,6 +73,7 @@ type activeRow struct {
 	Preview      string  `json:"preview"`
 	MessageCount int     `json:"message_count"`
 	LastActive   float64 `json:"last_active"`
+	StartedAt    float64 `json:"started_at"`
 }
 
 // clip bounds a gateway string and keeps it valid UTF-8.
@@ -96,6 +97,9 @@ func (r activeRow) live() (source.LiveSession, bool) {
 	}
 	if r.LastActive > 0 && r.LastActive < 1e11 {
 		l.LastActive = time.Unix(0, int64(r.LastActive*1e9)).UTC()
+	}
+	if r.StartedAt > 0 && r.StartedAt < 1e11 {
+		l.StartedAt = time.Unix(0, int64(r.StartedAt*1e9)).UTC()
 	}
 	return l, true
 }
@@ -132,7 +136,18 @@ type discovery struct {
 	// the resume's answer: the session is Herald's already, never one
 	// "driven by another client".
 	resuming map[string]int
+	// firstPrompts are the first prompts of listed sessions without a
+	// title (session.history's first user message), by stored id, and
+	// asked the message count a session had when it was last asked
+	// (asked again only once it grew): bounded by the listing.
+	firstPrompts map[string]string
+	asked        map[string]int
+	// noHistory: the gateway has no session.history.
+	noHistory bool
 }
+
+// firstPromptsPerPoll bounds the session.history calls of one listing.
+const firstPromptsPerPoll = 3
 
 // resumeStarted marks a session.resume of stored in flight until the
 // returned func runs (after the session is tracked).
@@ -323,7 +338,15 @@ func (c *Client) poll(ctx context.Context, cn *conn) source.Discovery {
 		s.heard = 0
 	}
 	c.disc.last = d
+	ask := c.firstPromptsLocked(d.Sessions)
 	c.mu.Unlock()
+	if len(ask) > 0 {
+		c.askFirstPrompts(ctx, cn, ask)
+		c.mu.Lock()
+		c.firstPromptsLocked(d.Sessions)
+		c.disc.last = d
+		c.mu.Unlock()
+	}
 	if len(detached) > 0 {
 		c.log.Info("the gateway stopped sending followed sessions' events; re-attaching", "sessions", len(detached))
 		go c.reattach(ctx, cn, detached)
@@ -334,6 +357,75 @@ func (c *Client) poll(ctx context.Context, cn *conn) source.Discovery {
 	}
 	c.report(d)
 	return d
+}
+
+// firstPromptsLocked fills in the first prompt of each listed session
+// without a title from what is known, forgets sessions no longer listed,
+// and returns the rows (at most firstPromptsPerPoll) whose first prompt to
+// ask the gateway for.
+func (c *Client) firstPromptsLocked(rows []source.LiveSession) []source.LiveSession {
+	if c.disc.firstPrompts == nil {
+		c.disc.firstPrompts, c.disc.asked = map[string]string{}, map[string]int{}
+	}
+	listed := make(map[string]bool, len(rows))
+	var ask []source.LiveSession
+	for i := range rows {
+		l := &rows[i]
+		k := firstNonEmpty(l.Key, l.ID)
+		listed[k] = true
+		if p, ok := c.disc.firstPrompts[k]; ok {
+			l.FirstPrompt = p
+			continue
+		}
+		n, tried := c.disc.asked[k]
+		if strings.TrimSpace(l.Title) == "" && (l.MessageCount > 0 || l.Running()) && (!tried || l.MessageCount > n) && !c.disc.noHistory && len(ask) < firstPromptsPerPoll {
+			ask = append(ask, *l)
+		}
+	}
+	for k := range c.disc.asked {
+		if !listed[k] {
+			delete(c.disc.asked, k)
+			delete(c.disc.firstPrompts, k)
+		}
+	}
+	return ask
+}
+
+// askFirstPrompts asks the gateway for the first user message of each
+// session (session.history, which reads without attaching): a session's
+// name where it has no title (approval.Naming).
+func (c *Client) askFirstPrompts(ctx context.Context, cn *conn, rows []source.LiveSession) {
+	for _, l := range rows {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		raw, err := cn.call(cctx, "session.history", map[string]any{"session_id": l.ID})
+		cancel()
+		k := firstNonEmpty(l.Key, l.ID)
+		c.mu.Lock()
+		c.disc.asked[k] = l.MessageCount
+		switch {
+		case wire.IsMethodNotFound(err):
+			c.disc.noHistory = true
+		case err == nil:
+			var r struct {
+				Messages []struct {
+					Role string `json:"role"`
+					Text string `json:"text"`
+				} `json:"messages"`
+			}
+			if json.Unmarshal(raw, &r) == nil {
+				for _, m := range r.Messages {
+					if m.Role == "user" && strings.TrimSpace(m.Text) != "" {
+						c.disc.firstPrompts[k] = clip(m.Text, maxTitleLen)
+						break
+					}
+				}
+			}
+		}
+		c.mu.Unlock()
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+	}
 }
 
 // movedOn reports whether a session made progress between two listings
@@ -517,4 +609,14 @@ func (c *Client) reattach(ctx context.Context, cn *conn, list []*session) {
 	if missed != "" {
 		c.setStatus(func(st *source.Status) { st.MayHaveMissedEvents, st.MissedReason = true, missed })
 	}
+}
+
+// firstNonEmpty is the first of ss that is not empty.
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }

@@ -352,3 +352,43 @@ func TestDiscoveryFindsANewSessionWithinOneInterval(t *testing.T) {
 		})
 	}
 }
+
+// TestDiscoveryNamesUntitledSessionsByFirstPrompt: a listed session
+// without a title gets its first prompt from session.history (its name,
+// approval.Naming), asked once per session, not for a titled one, and its
+// start from the row's started_at.
+func TestDiscoveryNamesUntitledSessionsByFirstPrompt(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range dialects {
+		t.Run(dialect.String(), func(t *testing.T) {
+			t.Parallel()
+			srv := hermestest.NewServer(hermestest.Options{Dialect: dialect})
+			defer srv.Close()
+			peer := srv.NewPeer()
+			untitled, _, _ := peer.Create()
+			titled, _, _ := peer.Create()
+			srv.SetTitle(titled, "Fix the build")
+			for _, id := range []string{untitled, titled} {
+				if err := peer.Submit(id, "hold"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h, d := startDisc(t, srv)
+			h.rec.waitFor(t, "the first listing", func([]wire.Event, []source.Status) bool { return d.n() > 0 })
+			got := h.tick(t, d)
+			row, ok := rowOf(got, untitled)
+			if !ok || row.FirstPrompt != "hold" || row.StartedAt.IsZero() {
+				t.Fatalf("untitled row %+v (found %v), want first prompt \"hold\" and its start", row, ok)
+			}
+			if row, _ := rowOf(got, titled); row.FirstPrompt != "" {
+				t.Errorf("a titled session was asked for its first prompt: %+v", row)
+			}
+			h.tick(t, d)
+			if n := count(srv.Methods(), "session.history"); n != 1 {
+				t.Errorf("session.history called %d times, want once (the untitled session, once)", n)
+			}
+			srv.Release(untitled)
+			srv.Release(titled)
+		})
+	}
+}

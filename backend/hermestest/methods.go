@@ -255,6 +255,23 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		}
 		return map[string]any{"resolved": len(targets)}, nil
 
+	case "session.history":
+		// Read-only, no attach (tui_gateway/server.py session.history:
+		// _sess_nowait, then the stored conversation as {role, text}; the
+		// user's prompt is stored when its turn starts).
+		fs := s.sessions[str("session_id")]
+		if fs == nil {
+			return nil, &rpcErr{4001, "session not found"}
+		}
+		msgs := []any{}
+		for _, m := range fs.history {
+			msgs = append(msgs, map[string]any{"role": m["role"], "text": m["text"]})
+		}
+		if fs.running && fs.userText != "" {
+			msgs = append(msgs, map[string]any{"role": "user", "text": fs.userText})
+		}
+		return map[string]any{"count": len(msgs), "messages": msgs}, nil
+
 	case "session.status":
 		fs := s.sessions[str("session_id")]
 		if fs == nil {
