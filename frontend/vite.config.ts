@@ -9,5 +9,7 @@ export default defineConfig({
   // that runs in happy-dom (// @vitest-environment happy-dom) can mount
   // components; server-rendering tests import svelte/server themselves.
   resolve: process.env.VITEST ? { conditions: ["browser"] } : undefined,
-  test: { environment: "node", include: ["src/**/*.test.ts"] },
+  // Every test sees the one table of choices as a snapshot brings it
+  // (lib/testdata/choices.json is Go's table, checked by app's tests).
+  test: { environment: "node", include: ["src/**/*.test.ts"], setupFiles: ["src/lib/testdata/setup.ts"] },
 });

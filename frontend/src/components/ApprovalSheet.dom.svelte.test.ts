@@ -24,7 +24,7 @@ const req = (key: string, command: string): Approval => ({
   session: "s1",
   command,
   display_command: command,
-  display: { command, masked: "", first_line: command, gateway: "lab", session: "s1", lines: 1, expiry_known: true },
+  display: { command, masked: "", first_line: command, gateway: "lab", session: "s1", session_id: "s1", lines: 1, expiry_known: true },
   choices: ["once", "session", "always", "deny"],
   received_at: "2026-12-03T10:00:00Z",
   expires_at: "2026-12-03T10:05:00Z",

@@ -27,6 +27,7 @@ const hostile: Approval = {
     description: "<b>why</b>",
     gateway: "lab",
     session: "s␛[2K",
+    session_id: "s␛[2K",
     markers: true,
     lines: 1, expiry_known: true,
   },

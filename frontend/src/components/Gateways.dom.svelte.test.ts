@@ -20,6 +20,7 @@ const snap = (g: GatewayView): Snapshot => ({
   sessions: [],
   approvals: [],
   recent: [],
+  choices: [],
   notifications_paused: false,
   secrets_session_only: true,
   autostart: false,

@@ -26,7 +26,7 @@ const sudo = (key: string, gateway: string): Approval => ({
   session: "s1",
   command: "sudo apt-get install jq",
   display_command: "sudo apt-get install jq",
-  display: { command: "sudo apt-get install jq", masked: "", first_line: "", gateway, session: "s1", lines: 1, expiry_known: true },
+  display: { command: "sudo apt-get install jq", masked: "", first_line: "", gateway, session: "s1", session_id: "s1", lines: 1, expiry_known: true },
   choices: [],
   received_at: "2026-12-03T10:00:00Z",
   expires_at: "2026-12-03T10:05:00Z",

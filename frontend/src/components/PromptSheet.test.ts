@@ -17,7 +17,7 @@ function prompt(kind: "clarify" | "sudo" | "secret", extra: Partial<Approval> = 
     session: "s1",
     command: "",
     display_command: "",
-    display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 0, expiry_known: true },
+    display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", session_id: "s1", lines: 0, expiry_known: true },
     choices: [],
     received_at: "2026-12-03T10:00:00Z",
     expires_at: "2026-12-03T10:02:00Z",
@@ -34,7 +34,7 @@ describe("PromptSheet", () => {
     const a = prompt("clarify", {
       question: "Deploy <b>where</b>?",
       choices: ["dev", "prod"],
-      display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 0, expiry_known: true, question: "Deploy <b>where</b>?", choices: ["dev", "prod"] },
+      display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", session_id: "s1", lines: 0, expiry_known: true, question: "Deploy <b>where</b>?", choices: ["dev", "prod"] },
     });
     const { body } = render(PromptSheet, { props: { approval: a, now } });
     expect(body).toContain("Deploy &lt;b>where&lt;/b>?");
@@ -47,7 +47,7 @@ describe("PromptSheet", () => {
   });
 
   it("asks a sudo password only through a masked field, saying who asks and why", () => {
-    const a = prompt("sudo", { command: "sudo apt-get install jq", display: { command: "sudo apt-get install jq", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 1, expiry_known: true } });
+    const a = prompt("sudo", { command: "sudo apt-get install jq", display: { command: "sudo apt-get install jq", masked: "", first_line: "", gateway: "lab", session: "s1", session_id: "s1", lines: 1, expiry_known: true } });
     const { body } = render(PromptSheet, { props: { approval: a, now } });
     expect(body).toContain('type="password"');
     expect(body).toContain('data-testid="secret-input"');
@@ -59,7 +59,7 @@ describe("PromptSheet", () => {
   });
 
   it("names the secret's variable", () => {
-    const a = prompt("secret", { env_var: "OPENWEATHER_API_KEY", prompt: "Your key", display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", lines: 0, expiry_known: true, env_var: "OPENWEATHER_API_KEY", prompt: "Your key" } });
+    const a = prompt("secret", { env_var: "OPENWEATHER_API_KEY", prompt: "Your key", display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", session_id: "s1", lines: 0, expiry_known: true, env_var: "OPENWEATHER_API_KEY", prompt: "Your key" } });
     const { body } = render(PromptSheet, { props: { approval: a, now } });
     expect(body).toContain("OPENWEATHER_API_KEY");
     expect(body).toContain('type="password"');

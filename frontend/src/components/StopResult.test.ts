@@ -12,7 +12,7 @@ import { snapshotOf } from "../lib/testdata/snapshot";
 function snap(running: boolean): Snapshot {
   return snapshotOf({
     gateways: [{ name: "lab", url: "http://127.0.0.1:9119", kind: "ws", state: "connected", may_have_missed_events: false, transport: dashboard }],
-    sessions: [{ gateway: "lab", id: "a1", name: "a1", running, status: running ? "" : "interrupted", updated: "2026-12-03T10:00:00Z" }],
+    sessions: [{ gateway: "lab", id: "a1", name: "a1", running, status: running ? "" : "interrupted", updated: "2026-12-03T10:00:00Z", started: "" }],
   });
 }
 

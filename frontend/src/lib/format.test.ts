@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { choiceForKey, countdown, missedText, orderedChoices, outcomeText, sessionName, stateText, testStageText } from "./format";
+import { countdown, missedText, outcomeText, sessionName, stateText, testStageText } from "./format";
+import { choiceForKey, orderedChoices } from "./choices";
 import { askTargets } from "./runs";
 import type { Approval } from "./types";
 import { dashboard } from "./testdata/transports";
@@ -13,7 +14,7 @@ const base: Approval = {
   session: "s",
   command: "rm -rf ./build",
   display_command: "rm -rf ./build",
-  display: { command: "rm -rf ./build", masked: "rm -rf ./build", first_line: "rm -rf ./build", gateway: "home", session: "s", lines: 1, expiry_known: true },
+  display: { command: "rm -rf ./build", masked: "rm -rf ./build", first_line: "rm -rf ./build", gateway: "home", session: "s", session_id: "s", lines: 1, expiry_known: true },
   choices: ["once", "session", "always", "deny"],
   received_at: "2026-12-02T10:00:00Z",
   expires_at: "2026-12-02T10:05:00Z",
@@ -106,7 +107,7 @@ describe("codes become words", () => {
 
 describe("sessionName", () => {
   it("is the name Go gave the session, on the card and the quick prompt alike", () => {
-    const s = { gateway: "lab", id: "a1b2c3d4e5", name: "Nightly⟦U+202E⟧ backup", title: "Nightly⟦U+202E⟧ backup", running: false, updated: "2026-12-03T10:00:00Z" };
+    const s = { gateway: "lab", id: "a1b2c3d4e5", name: "Nightly⟦U+202E⟧ backup", title: "Nightly⟦U+202E⟧ backup", running: false, updated: "2026-12-03T10:00:00Z", started: "" };
     expect(sessionName(s)).toBe("Nightly⟦U+202E⟧ backup");
     const [target] = askTargets([{ name: "lab", url: "", kind: "ws", state: "connected", may_have_missed_events: false, transport: dashboard }], [s]);
     expect(target.label).toBe(`lab: ${sessionName(s)}`);

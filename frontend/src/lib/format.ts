@@ -1,31 +1,6 @@
 // Pure display helpers, unit-tested in format.test.ts.
 import type { Approval } from "./types";
-
-/** Labels for the choices the window offers, in display order (a choice a
- *  gateway offers that is not here is not offered). */
-export const choiceLabels = {
-  once: "Allow once",
-  session: "Allow for session",
-  always: "Always allow",
-  deny: "Deny",
-} as const;
-
-/** A choice the window can offer. */
-export type Choice = keyof typeof choiceLabels;
-
-/** Keyboard shortcuts on the approval sheet. */
-export const shortcuts: Record<string, Choice> = { o: "once", s: "session", a: "always", d: "deny" };
-
-/** The choice a key press selects, if the request offers it. */
-export function choiceForKey(key: string, offered: string[]): Choice | undefined {
-  const c = shortcuts[key.toLowerCase()];
-  return c && offered.includes(c) ? c : undefined;
-}
-
-/** Offered choices in Herald's display order (deny last). */
-export function orderedChoices(offered: string[]): Choice[] {
-  return (Object.keys(choiceLabels) as Choice[]).filter((c) => offered.includes(c));
-}
+import { choiceLabel } from "./choices";
 
 /** m:ss until expiry, "expired" at or after it. */
 export function countdown(expiresAt: string, now: number): string {
@@ -78,7 +53,7 @@ export function outcomeText(a: Approval): string {
 }
 
 function label(c?: string): string {
-  return (c && choiceLabels[c as Choice]) || c || "";
+  return choiceLabel(c);
 }
 
 /** Human text for a gateway connection state. */

@@ -4,7 +4,7 @@
 // else) and any key in the first SETTLE_MS after a new request appeared or
 // the window's focus changed do nothing — as browsers do for permission
 // prompts, so typing meant for another window never answers a request.
-import { choiceForKey, type Choice } from "./format";
+import { choiceForKey, type Choice } from "./choices";
 
 /** How long shortcuts stay inert after a new request or a focus change. */
 export const SETTLE_MS = 700;

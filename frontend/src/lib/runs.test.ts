@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { askResultText, askTargets, keepTarget, maxPromptBytes, promptProblem, stopResultText } from "./runs";
+import { askResultText, askTargets, firstWords, keepTarget, maxPromptBytes, promptProblem, stopResultText } from "./runs";
 import { apiServer, dashboard } from "./testdata/transports";
 import type { GatewayView, SessionView, Transport } from "./types";
 
 const gw = (name: string, state = "connected", transport: Transport = dashboard): GatewayView => ({ name, url: "", kind: "", state, may_have_missed_events: false, transport });
 // A transport the window has never heard of, as its driver words and offers it.
 const toy: Transport = { conversation: "spell", interrupted: "Spell broken", lists_sessions: false, ask_new: true, ask_followed: false, follow_by_id: false, starts_runs: false };
-const sess = (gateway: string, id: string, extra: Partial<SessionView> = {}): SessionView => ({ gateway, id, name: "", running: false, updated: "", ...extra });
+const sess = (gateway: string, id: string, extra: Partial<SessionView> = {}): SessionView => ({ gateway, id, name: "", running: false, updated: "", started: "", ...extra });
 
 describe("promptProblem", () => {
   it.each([
@@ -24,14 +24,16 @@ describe("promptProblem", () => {
 });
 
 describe("askTargets", () => {
-  it("lists followed sessions on connected gateways, then new sessions", () => {
+  it("lists followed sessions, then new sessions, saying which cannot be reached", () => {
     const t = askTargets(
       [gw("lab"), gw("down", "reconnecting"), gw("api", "connected", apiServer)],
-      [sess("lab", "a1", { title: "fix tests", running: true }), sess("lab", "b2", { stored_id: "2026_x" }), sess("down", "c3"), sess("api", "run_1")],
+      [sess("lab", "a1", { name: "fix tests", running: true }), sess("lab", "b2", { stored_id: "2026_x", name: "Untitled session" }), sess("down", "c3", { name: "deploy" }), sess("api", "run_1")],
     );
-    expect(t.map((x) => x.label)).toEqual(["lab: fix tests (running)", "lab: b2", "lab: new session", "api: new run"]);
+    expect(t.map((x) => x.label)).toEqual(["lab: fix tests (running)", "lab: Untitled session", "down: deploy", "lab: new session", "down: new session", "api: new run"]);
+    expect(t.map((x) => !!x.unreachable)).toEqual([false, false, true, false, true, false]);
+    expect(t[2].unreachable).toBe("down is not connected (Reconnecting): Send waits until it is back.");
     expect(t[0]).toMatchObject({ gateway: "lab", session: "a1" });
-    expect(t[2]).toMatchObject({ gateway: "lab", session: "" });
+    expect(t[3]).toMatchObject({ gateway: "lab", session: "" });
     expect(new Set(t.map((x) => x.value)).size).toBe(t.length);
   });
   it("offers what each transport offers, in its words", () => {
@@ -39,35 +41,48 @@ describe("askTargets", () => {
     const t = askTargets([gw("toybox", "connected", toy), gw("relay", "connected", silent)], [sess("toybox", "s1"), sess("relay", "s2")]);
     expect(t.map((x) => x.label)).toEqual(["toybox: new spell"]);
   });
-  it("is empty when nothing is connected", () => {
-    expect(askTargets([gw("lab", "auth_failed")], [sess("lab", "a")])).toEqual([]);
-  });
 });
 
 describe("keepTarget", () => {
-  const targets = askTargets([gw("lab")], [sess("lab", "a1", { title: "fix tests" })]);
+  const targets = askTargets([gw("lab"), gw("other")], [sess("lab", "a1", { name: "fix tests" })]);
   it("keeps the chosen target while it is offered", () => {
-    expect(keepTarget(targets, targets[1].value)).toBe(targets[1].value);
+    expect(keepTarget(targets, targets[1])?.value).toBe(targets[1].value);
     // a session that appears before it does not move the choice
-    const more = askTargets([gw("lab")], [sess("lab", "a0"), sess("lab", "a1", { title: "fix tests" })]);
-    expect(keepTarget(more, targets[1].value)).toBe(targets[1].value);
+    const more = askTargets([gw("lab"), gw("other")], [sess("lab", "a0"), sess("lab", "a1", { name: "fix tests" })]);
+    expect(keepTarget(more, targets[1])?.value).toBe(targets[1].value);
   });
-  it("falls back to the first target, never to nothing", () => {
-    expect(keepTarget(targets, "")).toBe(targets[0].value);
-    expect(keepTarget(targets, "gone\u0000x")).toBe(targets[0].value);
-    expect(keepTarget([], "x")).toBe("");
+  it("keeps the chosen target while its gateway is down and after it is back", () => {
+    const chosen = targets.find((t) => t.label === "lab: new session")!;
+    const down = askTargets([gw("lab", "reconnecting"), gw("other")], []);
+    const kept = keepTarget(down, chosen)!;
+    expect(kept.value).toBe(chosen.value);
+    expect(kept.unreachable).toContain("lab is not connected");
+    const back = askTargets([gw("lab"), gw("other")], []);
+    expect(keepTarget(back, kept)).toMatchObject({ value: chosen.value, unreachable: "" });
+  });
+  it("keeps a chosen target that is gone, saying so", () => {
+    const gone = keepTarget(askTargets([gw("other")], []), targets[0])!;
+    expect(gone.value).toBe(targets[0].value);
+    expect(gone.unreachable).toContain("no longer listed");
+  });
+  it("shows the first reachable target while nothing was chosen", () => {
+    expect(keepTarget(targets, undefined)?.value).toBe(targets[0].value);
+    expect(keepTarget(askTargets([gw("lab", "reconnecting"), gw("other")], []), undefined)?.label).toBe("other: new session");
+    expect(keepTarget([], undefined)).toBeUndefined();
   });
 });
 
 describe("result texts", () => {
   it("says the gateway confirmed", () => {
-    expect(askResultText({ gateway: "lab", transport: "ws", session: "a1", status: "streaming", new_session: true }, dashboard)).toBe(
-      "lab: new session a1: streaming (confirmed by the gateway)",
+    expect(askResultText({ gateway: "lab", transport: "ws", session: "a1", status: "streaming", new_session: true }, dashboard, "fix the tests")).toBe(
+      "lab: new session “fix the tests”: streaming (confirmed by the gateway)",
     );
-    expect(askResultText({ gateway: "api", transport: "api", session: "run_1", status: "started", new_session: true }, apiServer)).toBe(
-      "api: new run run_1: started (confirmed by the gateway)",
+    expect(askResultText({ gateway: "api", transport: "api", session: "run_1", status: "started", new_session: true }, apiServer, "clean up")).toBe(
+      "api: new run “clean up”: started (confirmed by the gateway)",
     );
-    expect(askResultText({ gateway: "lab", transport: "ws", session: "a1", status: "queued" }, dashboard)).toContain("queued after the running turn");
+    expect(askResultText({ gateway: "lab", transport: "ws", session: "a1", status: "queued" }, dashboard, "fix tests")).toBe("lab: “fix tests”: queued after the running turn (confirmed by the gateway)");
+    expect(firstWords("  run the tests and fix every one that fails, then push ")).toBe("run the tests and fix every one that…");
+    expect(firstWords("clean up")).toBe("clean up");
     expect(stopResultText({ gateway: "lab", id: "a1", transport: "ws", outcome: "interrupted", message: "lab/a1: turn interrupted (confirmed by the gateway)" })).toBe(
       "lab/a1: turn interrupted (confirmed by the gateway)",
     );

@@ -1,7 +1,7 @@
 // Run control and the quick prompt: pure helpers, unit-tested in
 // runs.test.ts. The components (StopButton, QuickPrompt) only wire them up.
 import type { AskResult, GatewayView, SessionView, StopResult, Transport } from "./types";
-import { sessionName } from "./format";
+import { sessionName, stateText } from "./format";
 
 /** Herald sends at most this many bytes of prompt (service.MaxPromptBytes). */
 export const maxPromptBytes = 32 << 10;
@@ -23,46 +23,72 @@ export interface AskTarget {
   gateway: string;
   session: string;
   transport: Transport;
+  /** Why a prompt cannot go there now ("" when it can). */
+  unreachable: string;
+}
+
+/** Why nothing can be sent to gateway g now, in words ("" when it can). */
+function downReason(g: GatewayView): string {
+  return g.state === "connected" ? "" : `${g.name} is not connected (${stateText(g.state).replace(/…$/, "")}): Send waits until it is back.`;
 }
 
 /**
  * Where a quick prompt can go, as each gateway's transport offers it:
- * every session Herald follows on a connected gateway that takes prompts
- * in followed sessions (a dashboard's; an API server's runs cannot take a
- * second prompt), then a new session (or run) on each connected gateway
- * that starts one.
+ * every session Herald follows on a gateway that takes prompts in followed
+ * sessions (a dashboard's; an API server's runs cannot take a second
+ * prompt), then a new session (or run) on each gateway that starts one.
+ * Gateways that are not connected stay listed, each target saying why it
+ * cannot be reached, so the target the user chose never disappears.
  */
 export function askTargets(gateways: GatewayView[], sessions: SessionView[]): AskTarget[] {
-  const up = gateways.filter((g) => g.state === "connected");
   const out: AskTarget[] = [];
-  for (const g of up) {
+  for (const g of gateways) {
     if (!g.transport.ask_followed) continue;
     for (const s of sessions.filter((s) => s.gateway === g.name)) {
       // Named as the session list names it, so the two can be matched.
       const name = sessionName(s);
-      out.push({ value: `${g.name}\u0000${s.id}`, label: `${g.name}: ${name}${s.running ? " (running)" : ""}`, gateway: g.name, session: s.id, transport: g.transport });
+      out.push({ value: `${g.name}\u0000${s.id}`, label: `${g.name}: ${name}${s.running ? " (running)" : ""}`, gateway: g.name, session: s.id, transport: g.transport, unreachable: downReason(g) });
     }
   }
-  for (const g of up) {
+  for (const g of gateways) {
     if (!g.transport.ask_new) continue;
-    out.push({ value: `${g.name}\u0000`, label: `${g.name}: new ${g.transport.conversation}`, gateway: g.name, session: "", transport: g.transport });
+    out.push({ value: `${g.name}\u0000`, label: `${g.name}: new ${g.transport.conversation}`, gateway: g.name, session: "", transport: g.transport, unreachable: downReason(g) });
   }
   return out;
 }
 
 /**
- * The target the quick prompt shows and sends to: the one chosen while it
- * is still offered, else the first. The select always shows this value, so
- * what is on screen is where the prompt goes.
+ * The target the quick prompt shows and sends to: the one chosen, for as
+ * long as the user does not choose another, even while it cannot be
+ * reached (its gateway dropped) or is no longer listed (then it is kept as
+ * it was last seen, saying so); the first reachable target only while
+ * nothing was chosen. It never moves by itself: the select always shows
+ * this target, and Send goes only there.
  */
-export function keepTarget(targets: AskTarget[], choice: string): string {
-  return targets.some((t) => t.value === choice) ? choice : (targets[0]?.value ?? "");
+export function keepTarget(targets: AskTarget[], chosen: AskTarget | undefined): AskTarget | undefined {
+  if (chosen) {
+    const now = targets.find((t) => t.value === chosen.value);
+    if (now) return now;
+    return { ...chosen, label: `${chosen.label} (gone)`, unreachable: `${chosen.label} is no longer listed (its gateway was removed or the session ended): choose another target.` };
+  }
+  return targets.find((t) => !t.unreachable) ?? targets[0];
+}
+
+/** A prompt's first words, as the session or run it starts is named
+ *  (approval.FirstWords: eight words, "…" when cut). */
+export function firstWords(text: string): string {
+  const words = text.split(/\s+/).filter(Boolean);
+  const cut = words.length > 8;
+  let t = words.slice(0, 8).join(" ");
+  if (t.length > 80) t = t.slice(0, 80);
+  return cut || t.length < words.join(" ").length ? t + "…" : t;
 }
 
 /** What the window says once the gateway accepted a prompt sent to a
- *  gateway of transport t. */
-export function askResultText(r: AskResult, t: Transport): string {
-  const where = r.new_session ? `new ${t.conversation} ${r.session}` : `session ${r.session}`;
+ *  gateway of transport t: the session or run by its one name (name),
+ *  never by an id. */
+export function askResultText(r: AskResult, t: Transport, name: string): string {
+  const where = r.new_session ? `new ${t.conversation} “${name}”` : `“${name}”`;
   const what = r.status === "queued" ? "queued after the running turn" : r.status;
   return `${r.gateway}: ${where}: ${what} (confirmed by the gateway)`;
 }

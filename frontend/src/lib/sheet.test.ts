@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { onSheet, sheetRequest, showQueue } from "./sheet";
+import { SETTLED_MS, justAnswered, onSheet, settledFor, sheetRequest, showQueue } from "./sheet";
 import type { Approval } from "./types";
 
 const req = (key: string, state = "pending"): Approval =>
@@ -49,5 +49,23 @@ describe("the queue", () => {
     expect(showQueue([a], a)).toBe(false);
     expect(showQueue([], undefined)).toBe(false);
     expect(showQueue([a, b], a)).toBe(true);
+  });
+});
+
+describe("settled requests leave the sheet", () => {
+  const at = "2026-12-03T10:00:00Z";
+  const t0 = Date.parse(at);
+  const a = (key: string) => req(key);
+  const settled = (key: string, secs: number): Approval => ({ ...a(key), state: "resolved", outcome: { at: new Date(t0 - secs * 1000).toISOString(), choice: "once" } });
+  it("counts how long a request has been settled", () => {
+    expect(settledFor(a("w"), t0)).toBe(0);
+    expect(settledFor(settled("r", 5), t0)).toBe(5000);
+    expect(settledFor(settled("r", 9), t0) > SETTLED_MS).toBe(true);
+  });
+  it("lists the few answered in the last two minutes, not the one on the sheet", () => {
+    const recent = [settled("a", 1), settled("b", 30), settled("c", 60), settled("d", 90), settled("e", 200)];
+    expect(justAnswered(recent, "a", t0).map((x) => x.key)).toEqual(["b", "c", "d"]);
+    expect(justAnswered(recent, undefined, t0).map((x) => x.key)).toEqual(["a", "b", "c"]);
+    expect(justAnswered([a("w")], undefined, t0)).toEqual([]);
   });
 });

@@ -34,3 +34,24 @@ export function onSheet(last: string | null, current: Approval | undefined, appr
 export function showQueue(approvals: Approval[], current: Approval | undefined): boolean {
   return approvals.length > 1 || (approvals.length === 1 && approvals[0].key !== current?.key);
 }
+
+/** How long a settled request stays on the sheet by itself. */
+export const SETTLED_MS = 8000;
+
+/** How long ago a request settled (0 while it waits or is being sent). */
+export function settledFor(a: Approval, now: number): number {
+  if (a.state === "pending" || a.state === "answering") return 0;
+  const at = Date.parse(a.outcome?.at ?? "");
+  return Number.isNaN(at) ? 0 : Math.max(0, now - at);
+}
+
+/** How long a settled request stays in the "just answered" strip. */
+export const ANSWERED_MS = 2 * 60_000;
+
+/**
+ * The "just answered" strip: the requests settled in the last two minutes
+ * (newest first, as recent comes), but the one on the sheet, at most three.
+ */
+export function justAnswered(recent: Approval[], onSheet: string | undefined, now: number): Approval[] {
+  return recent.filter((a) => a.key !== onSheet && settledFor(a, now) > 0 && settledFor(a, now) <= ANSWERED_MS).slice(0, 3);
+}

@@ -4,7 +4,7 @@
 // plain JSON they arrive as (the generated classes carry helper methods
 // that a bound method's result does not have). Times are RFC 3339 strings
 // (the generated models type them as any).
-import type { app, approval, service } from "../../wailsjs/go/models";
+import type { app, approval, service, source } from "../../wailsjs/go/models";
 
 /** A generated model as JSON: its fields, all the way down, without the
  *  class's methods. */
@@ -38,3 +38,5 @@ export type TestResult = Data<app.TestResult>;
 export type StopResult = Data<service.StopResult>;
 export type AskResult = Data<service.AskResult>;
 export type RunRef = Data<service.RunRef>;
+/** One approval choice of the one table (source.ChoiceTable). */
+export type ChoiceInfo = Data<source.ChoiceInfo>;

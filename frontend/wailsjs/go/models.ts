@@ -444,6 +444,7 @@ export namespace app {
 	    id: string;
 	    key: string;
 	    name: string;
+	    shown_id: string;
 	    status: string;
 	    preview?: string;
 	    tool?: string;
@@ -463,6 +464,7 @@ export namespace app {
 	        this.id = source["id"];
 	        this.key = source["key"];
 	        this.name = source["name"];
+	        this.shown_id = source["shown_id"];
 	        this.status = source["status"];
 	        this.preview = source["preview"];
 	        this.tool = source["tool"];
@@ -541,6 +543,7 @@ export namespace app {
 	    live: LiveGatewayView[];
 	    approvals: ApprovalView[];
 	    recent: ApprovalView[];
+	    choices: source.ChoiceInfo[];
 	    notifications_paused: boolean;
 	    secrets_session_only: boolean;
 	    autostart: boolean;
@@ -564,6 +567,7 @@ export namespace app {
 	        this.live = this.convertValues(source["live"], LiveGatewayView);
 	        this.approvals = this.convertValues(source["approvals"], ApprovalView);
 	        this.recent = this.convertValues(source["recent"], ApprovalView);
+	        this.choices = this.convertValues(source["choices"], source.ChoiceInfo);
 	        this.notifications_paused = source["notifications_paused"];
 	        this.secrets_session_only = source["secrets_session_only"];
 	        this.autostart = source["autostart"];
@@ -642,6 +646,7 @@ export namespace approval {
 	    description?: string;
 	    gateway: string;
 	    session: string;
+	    session_id: string;
 	    markers?: boolean;
 	    lines: number;
 	    question?: string;
@@ -664,6 +669,7 @@ export namespace approval {
 	        this.description = source["description"];
 	        this.gateway = source["gateway"];
 	        this.session = source["session"];
+	        this.session_id = source["session_id"];
 	        this.markers = source["markers"];
 	        this.lines = source["lines"];
 	        this.question = source["question"];
@@ -712,6 +718,7 @@ export namespace service {
 	    title?: string;
 	    tool?: string;
 	    status?: string;
+	    name?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new RunRef(source);
@@ -726,6 +733,7 @@ export namespace service {
 	        this.title = source["title"];
 	        this.tool = source["tool"];
 	        this.status = source["status"];
+	        this.name = source["name"];
 	    }
 	}
 	export class SessionView {
@@ -741,7 +749,12 @@ export namespace service {
 	    tokens?: number;
 	    // Go type: time
 	    updated: any;
+	    first_prompt?: string;
+	    // Go type: time
+	    started: any;
+	    word?: string;
 	    name: string;
+	    shown_id?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new SessionView(source);
@@ -760,7 +773,11 @@ export namespace service {
 	        this.last_text = source["last_text"];
 	        this.tokens = source["tokens"];
 	        this.updated = this.convertValues(source["updated"], null);
+	        this.first_prompt = source["first_prompt"];
+	        this.started = this.convertValues(source["started"], null);
+	        this.word = source["word"];
 	        this.name = source["name"];
+	        this.shown_id = source["shown_id"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -799,6 +816,31 @@ export namespace service {
 	        this.transport = source["transport"];
 	        this.outcome = source["outcome"];
 	        this.message = source["message"];
+	    }
+	}
+
+}
+
+export namespace source {
+	
+	export class ChoiceInfo {
+	    choice: string;
+	    key: string;
+	    label: string;
+	    description: string;
+	    confirm?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChoiceInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.choice = source["choice"];
+	        this.key = source["key"];
+	        this.label = source["label"];
+	        this.description = source["description"];
+	        this.confirm = source["confirm"];
 	    }
 	}
 
