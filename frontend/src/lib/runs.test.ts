@@ -33,8 +33,13 @@ describe("askTargets", () => {
     expect(t.map((x) => !!x.unreachable)).toEqual([false, false, true, false, true, false]);
     expect(t[2].unreachable).toBe("down is not connected (Reconnecting): Send waits until it is back.");
     expect(t[0]).toMatchObject({ gateway: "lab", session: "a1" });
+    expect(t[1]).toMatchObject({ gateway: "lab", session: "2026_x" }); // by its stored id: the same after a restart
     expect(t[3]).toMatchObject({ gateway: "lab", session: "" });
     expect(new Set(t.map((x) => x.value)).size).toBe(t.length);
+  });
+  it("lists a session once when its gateway restarted it under a new live id", () => {
+    const t = askTargets([gw("lab")], [sess("lab", "old", { stored_id: "2026_x", name: "deploy" }), sess("lab", "new", { stored_id: "2026_x", name: "deploy" })]);
+    expect(t.map((x) => x.label)).toEqual(["lab: deploy", "lab: new session"]);
   });
   it("offers what each transport offers, in its words", () => {
     const silent: Transport = { ...toy, ask_new: false };

@@ -45,9 +45,13 @@ export function askTargets(gateways: GatewayView[], sessions: SessionView[]): As
   for (const g of gateways) {
     if (!g.transport.ask_followed) continue;
     for (const s of sessions.filter((s) => s.gateway === g.name)) {
+      // By its stored id where it has one: the same session after its
+      // gateway restarted (a new live id) is the same target.
+      const id = s.stored_id || s.id;
+      if (out.some((t) => t.gateway === g.name && t.session === id)) continue;
       // Named as the session list names it, so the two can be matched.
       const name = sessionName(s);
-      out.push({ value: `${g.name}\u0000${s.id}`, label: `${g.name}: ${name}${s.running ? " (running)" : ""}`, gateway: g.name, session: s.id, transport: g.transport, unreachable: downReason(g) });
+      out.push({ value: `${g.name}\u0000${id}`, label: `${g.name}: ${name}${s.running ? " (running)" : ""}`, gateway: g.name, session: id, transport: g.transport, unreachable: downReason(g) });
     }
   }
   for (const g of gateways) {
