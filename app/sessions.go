@@ -17,7 +17,7 @@ import (
 // current tool, latest output), follow / unfollow / follow all, "followed
 // elsewhere now" with Take back, and the per-gateway choice between
 // following sessions automatically and being asked (see service's
-// discovery.go and the README's "How following works").
+// discovery.go and docs/following.md).
 
 // Bounds on what the panel shows of a gateway's strings.
 const (

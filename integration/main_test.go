@@ -2,7 +2,7 @@
 // hermes-peer of ../shared: hermes-agent 0.18.2 and 0.19.0 with a stub
 // agent), and checks the fake gateway (backend/hermestest) against them.
 // It runs with HERALD_INTEGRATION=1 (make integration; make test includes
-// it) so that go test ./... stays fast. See README, "Testing".
+// it) so that go test ./... stays fast. See CONTRIBUTING.md, "Testing".
 package integration
 
 import (
