@@ -11,7 +11,7 @@ import (
 
 // docShots are the README's screenshots, by their path in the repository:
 // TestDesktop takes every one (docShooter.shot), and with HERALD_E2E_DOCS=1
-// copies it there. The README links each, and links no other image under
+// copies it there (TestDesktopNames takes namesShots alike). The README links each, and links no other image under
 // docs/ (a picture nobody retakes goes stale).
 var docShots = []string{
 	"docs/screenshot.png",            // the hero: a pending approval, its session named as on the card
@@ -34,7 +34,8 @@ func TestREADMELinksEveryDocShot(t *testing.T) {
 	for _, m := range readmeImages.FindAllStringSubmatch(string(readme), -1) {
 		linked = append(linked, m[1])
 	}
-	for _, doc := range docShots {
+	all := append(slices.Clone(docShots), namesShots...)
+	for _, doc := range all {
 		if !slices.Contains(linked, doc) {
 			t.Errorf("README.md does not link %s, which the desktop e2e takes", doc)
 		}
@@ -43,29 +44,32 @@ func TestREADMELinksEveryDocShot(t *testing.T) {
 		}
 	}
 	for _, l := range linked {
-		if !slices.Contains(docShots, l) {
+		if !slices.Contains(all, l) {
 			t.Errorf("README.md links %s, which no e2e scenario takes (add it to docShots and take it)", l)
 		}
 	}
 }
 
-// docShooter copies the README's screenshots from the artifacts when
-// HERALD_E2E_DOCS=1, and says which were not taken.
+// docShooter copies the README's screenshots one test takes (list) from
+// the artifacts when HERALD_E2E_DOCS=1, and says which were not taken.
 type docShooter struct {
-	art string
-	mu  sync.Mutex
-	got map[string]bool
+	art  string
+	list []string
+	mu   sync.Mutex
+	got  map[string]bool
 }
 
-func newDocShooter(art string) *docShooter { return &docShooter{art: art, got: map[string]bool{}} }
+func newDocShooter(art string, list []string) *docShooter {
+	return &docShooter{art: art, list: list, got: map[string]bool{}}
+}
 
 func docsRefresh() bool { return os.Getenv("HERALD_E2E_DOCS") == "1" }
 
 // shot takes artifacts/name as doc (one of docShots).
 func (d *docShooter) shot(t *testing.T, name, doc string) {
 	t.Helper()
-	if !slices.Contains(docShots, doc) {
-		t.Fatalf("%s is not one of the README's screenshots (docShots)", doc)
+	if !slices.Contains(d.list, doc) {
+		t.Fatalf("%s is not one of the README's screenshots this test takes (docShots, namesShots)", doc)
 	}
 	d.mu.Lock()
 	d.got[doc] = true
@@ -88,7 +92,7 @@ func (d *docShooter) missing(t *testing.T) {
 	t.Helper()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, doc := range docShots {
+	for _, doc := range d.list {
 		if !d.got[doc] {
 			if docsRefresh() {
 				t.Errorf("%s was not refreshed: the scenario that takes it failed or was skipped (see above)", doc)
