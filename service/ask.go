@@ -65,8 +65,8 @@ func (s *Service) Ask(ctx context.Context, req AskRequest) (AskResult, error) {
 	if err != nil {
 		return AskResult{}, err
 	}
-	if _, runs := src.(source.RunStarter); runs {
-		s.nameRun(gw, r.Session, text) // a run is named by its input
+	if _, runs := src.(source.RunStarter); runs || r.NewSession {
+		s.nameRun(gw, r.Session, text) // a new session or run is named by its first prompt
 	}
 	return AskResult{Gateway: gw, Transport: string(src.Kind()), Session: r.Session, StoredSession: r.StoredSession, NewSession: r.NewSession, Status: r.Status, Note: r.Note}, nil
 }
