@@ -51,7 +51,7 @@ func TestFollowRunStartedElsewhere(t *testing.T) {
 	}
 	for _, tc := range []struct{ gw, id, say string }{
 		{"runs", "  ", "give the run's id"},
-		{"runs", "run 1", "does not know this run"}, // the form Herald once showed runs in, for a run nobody started
+		{"runs", "run 1", "does not know run 1: check the id"}, // the form Herald once showed runs in, for a run nobody started
 		{"runs", "run_a b", "not a run id"},
 		{"nope", run.RunID, "no gateway named"},
 		{"lab", run.RunID, "lab lists its sessions by itself: follow them in Sessions"},

@@ -177,6 +177,15 @@ const checkRunWait = 3 * time.Second
 // ErrUnknownRun is CheckRun's error for a run the server does not know.
 var ErrUnknownRun = errors.New("the API server does not know this run")
 
+// unknownRunError says which run the server does not know, and what to do.
+type unknownRunError struct{ id string }
+
+func (e unknownRunError) Error() string {
+	return "the API server does not know run " + e.id + ": check the id POST /v1/runs returned (it starts with run_); one that finished long ago, or belongs to another key, is not known either"
+}
+
+func (e unknownRunError) Is(target error) bool { return target == ErrUnknownRun }
+
 // CheckRun asks the server once whether it knows run runID (GET
 // /v1/runs/{id}): an error wrapping ErrUnknownRun when it answers 404, nil
 // when it knows it or cannot say now (unreachable, a refused key: the
@@ -187,7 +196,7 @@ func (c *Client) CheckRun(ctx context.Context, runID string) error {
 	_, err := c.getRun(ctx, runID, retryNever)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-		return fmt.Errorf("%w: %s. Check the id that POST /v1/runs returned (it starts with run_); a run that finished long ago, or belongs to another key, is not known either", ErrUnknownRun, runID)
+		return unknownRunError{runID}
 	}
 	return nil
 }
