@@ -18,7 +18,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/options/windows"
 )
 
-// The desktop app's process models (see README, "Memory"):
+// The desktop app's process models (see BENCHMARKS.md, "Memory"):
 //
 //   - split (Linux): `herald`, built without the desktop tag, so without
 //     GTK or WebKit, is the always-on process (runDaemon): tray, D-Bus
@@ -79,6 +79,7 @@ func runSingle(f desktopFlags) error {
 	o.OnBeforeClose = a.BeforeClose // remembers the window's place
 	o.OnShutdown = a.Shutdown
 	o.Bind = []any{a.WindowAPI()}
+	tuneWebKit()
 	if err := wails.Run(o); err != nil {
 		return fmt.Errorf("could not start the window: %w", err)
 	}
@@ -164,6 +165,7 @@ func runWindow(f desktopFlags) error {
 	o.OnDomReady = func(ctx context.Context) { app.WindowDomReady(w, ctx) }
 	o.OnBeforeClose = func(ctx context.Context) bool { return app.WindowBeforeClose(w, ctx) }
 	o.Bind = []any{w}
+	tuneWebKit()
 	if err := wails.Run(o); err != nil {
 		return errors.New("could not open the window: " + err.Error())
 	}
