@@ -36,7 +36,7 @@ describe("explainUnseen", () => {
 });
 
 describe("sessionTip", () => {
-  it("holds the id in its one form, the tool and the output", () => {
-    expect(sessionTip(s({ tool: "terminal: ls", last_text: "done" }))).toBe("Session ID 20261203_080000_abc\n▶ terminal: ls\ndone");
+  it("holds the whole name, the id in its one form, the tool and the output", () => {
+    expect(sessionTip(s({ tool: "terminal: ls", last_text: "done" }))).toBe("Nightly cleanup\nSession ID 20261203_080000_abc\n▶ terminal: ls\ndone");
   });
 });

@@ -31,7 +31,7 @@ export function sessionState(s: LiveSessionView): SessionState {
 /** The row's tooltip: its id (the one form surfaces show it), what it
  *  runs now and its latest output. */
 export function sessionTip(s: LiveSessionView): string {
-  return [`Session ID ${s.shown_id || s.key || s.id}`, s.tool ? `▶ ${s.tool}` : "", s.last_text || s.preview || ""].filter(Boolean).join("\n");
+  return [s.name, `Session ID ${s.shown_id || s.key || s.id}`, s.tool ? `▶ ${s.tool}` : "", s.last_text || s.preview || ""].filter(Boolean).join("\n");
 }
 
 /** The one explanation of a gateway's sessions whose events do not reach
