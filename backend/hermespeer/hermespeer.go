@@ -216,6 +216,25 @@ func Prepare(t testing.TB, version string) {
 	}
 }
 
+// Source is the directory of a version's hermes-agent source as the peer
+// runs it (run prepare prints it), for tests that call Hermes' own Python
+// code directly, such as its redactor.
+func Source(t testing.TB, version string) string {
+	t.Helper()
+	dir := Dir(t)
+	cmd := exec.Command(filepath.Join(dir, "run"), "prepare", "--version", version)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hermes-peer: run prepare --version %s: %v\n%s", version, err, errb.Bytes())
+	}
+	src := lastLine(strings.TrimSpace(out.String()))
+	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
+		t.Fatalf("hermes-peer: run prepare --version %s printed %q, not a directory", version, out.String())
+	}
+	return src
+}
+
 // Start starts a real server of kind and version on a free loopback port
 // and waits for its READY line. It is stopped in t.Cleanup.
 func Start(t testing.TB, kind Kind, version string, opts ...Option) *Peer {
