@@ -20,12 +20,30 @@ var ErrConfirmAlways = errors.New(`"always" adds this command pattern to the gat
 // ErrNoAnswerer is wrapped when Herald has no connection to the gateway.
 var ErrNoAnswerer = errors.New("Herald is not connected to this request's gateway")
 
-// Answer sends the user's choice for the request with key, from surface
-// (a name such as "tray" or "window"). The first answer wins; any other
-// gets an *AnsweredError. "always" needs confirmAlways. The request is
-// resolved only once the gateway confirms; if the send fails the request
-// is pending again with LastError set and a *SendError is returned.
+// Confirmed is what the user confirmed besides their choice, on a
+// surface that asked them explicitly.
+type Confirmed struct {
+	// Always: "always" adds the command's pattern to the gateway's
+	// permanent allowlist.
+	Always bool `json:"always,omitempty"`
+	// Hidden: the user approves although Hermes hid part of the command
+	// (Request.Hidden named it).
+	Hidden bool `json:"hidden,omitempty"`
+}
+
+// Answer is AnswerConfirmed with only "always" confirmed (confirmAlways).
 func (in *Inbox) Answer(ctx context.Context, key, choice, surface string, confirmAlways bool) error {
+	return in.AnswerConfirmed(ctx, key, choice, surface, Confirmed{Always: confirmAlways})
+}
+
+// AnswerConfirmed sends the user's choice for the request with key, from
+// surface (a name such as "tray" or "window"). The first answer wins; any
+// other gets an *AnsweredError. "always" needs c.Always, and an approving
+// answer to a command Hermes partly hid needs c.Hidden (else a
+// *HiddenError). The request is resolved only once the gateway confirms;
+// if the send fails the request is pending again with LastError set and a
+// *SendError is returned.
+func (in *Inbox) AnswerConfirmed(ctx context.Context, key, choice, surface string, c Confirmed) error {
 	if r, ok := in.Get(key); ok && r.Kind.IsPrompt() {
 		return in.answerPromptChoice(ctx, r, choice, surface)
 	}
@@ -37,7 +55,7 @@ func (in *Inbox) Answer(ctx context.Context, key, choice, surface string, confir
 	var err error
 	var target Request // what to send to, read under the lock
 	in.do(func(now time.Time) {
-		if it, err = in.answerableLocked(key, choice, confirmAlways); err != nil {
+		if it, err = in.answerableLocked(key, choice, c); err != nil {
 			return
 		}
 		var ok bool
@@ -85,7 +103,7 @@ func (in *Inbox) waitingLocked(key string) (*item, error) {
 }
 
 // answerableLocked checks that an answer may be sent now.
-func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item, error) {
+func (in *Inbox) answerableLocked(key, choice string, c Confirmed) (*item, error) {
 	it, err := in.waitingLocked(key)
 	switch {
 	case err != nil:
@@ -101,7 +119,9 @@ func (in *Inbox) answerableLocked(key, choice string, confirmAlways bool) (*item
 	switch {
 	case !it.Offers(choice):
 		return nil, fmt.Errorf("%q is not offered for this request; choose one of: %s", choice, strings.Join(it.Choices, ", "))
-	case choice == ChoiceAlways && !confirmAlways:
+	case choice != ChoiceDeny && !c.Hidden && it.Hidden() != "":
+		return nil, &HiddenError{What: it.Hidden()}
+	case choice == ChoiceAlways && !c.Always:
 		return nil, ErrConfirmAlways
 	}
 	switch first := in.fifoHeadLocked(it); {

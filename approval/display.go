@@ -286,9 +286,15 @@ func FirstLine(s string) string {
 // surface (terminal, --json, window, notifications, tray) shows the same
 // sanitized text. JSON output keeps the raw Request next to it.
 type Display struct {
-	// Command is the command as it runs, Visible (with line breaks):
-	// what the user decides on.
+	// Command is the command as the gateway sent it, Visible (with line
+	// breaks): what the user decides on. It is what runs unless Hidden
+	// says Hermes masked part of it.
 	Command string `json:"command"`
+	// Hidden, when set, says what Hermes masked in the command before
+	// Herald saw it (HiddenText): every surface shows it with the
+	// command, none offers a one-click approval, and approving needs an
+	// explicit confirmation (Confirmed.Hidden).
+	Hidden string `json:"hidden,omitempty"`
 	// Masked is Command with obvious secrets masked (never code), for
 	// display-only contexts.
 	Masked string `json:"masked"`
@@ -439,6 +445,7 @@ func (r Request) Display() Display {
 		EnvVar:      VisibleLine(r.EnvVar),
 		Choices:     choices,
 		Command:     r.DisplayCommand(),
+		Hidden:      r.Hidden(),
 		Masked:      r.MaskedCommand(),
 		FirstLine:   r.CommandFirstLine(),
 		Description: r.DisplayDescription(),

@@ -188,15 +188,23 @@ func (r Request) DenyOnly() string {
 
 // OneClickApprovable reports whether a surface may offer approving this
 // request with one click (a notification or tray action): it offers
-// "once", its whole command is known and nothing makes it ambiguous.
+// "once", its whole command is known, Hermes hid none of it and nothing
+// makes it ambiguous.
 func (r Request) OneClickApprovable() bool {
-	return r.Offers(ChoiceOnce) && r.DenyOnly() == ""
+	return r.Offers(ChoiceOnce) && r.DenyOnly() == "" && r.Hidden() == ""
 }
 
-// DisplayCommand is the command exactly as it will run, with controls,
-// escape sequences and invisible characters shown as markers (see
-// Visible). Surfaces where the user decides (approval sheet, terminal,
-// window) show this, never a masked form: masking could hide code.
+// Hidden is HiddenText of the command: what Hermes masked in it before
+// Herald saw it ("" when nothing). Surfaces show it with the command, offer
+// no one-click approval, and an approving answer needs Confirmed.Hidden.
+func (r Request) Hidden() string { return HiddenText(r.Command) }
+
+// DisplayCommand is the command exactly as the gateway sent it, with
+// controls, escape sequences and invisible characters shown as markers
+// (see Visible). Surfaces where the user decides (approval sheet,
+// terminal, window) show this, never a form masked by Herald: masking
+// could hide code. Hermes itself may have masked parts of it (see
+// Hidden): then it is not what runs, and surfaces say so.
 func (r Request) DisplayCommand() string { return VisibleCommand(r.Command) }
 
 // MaskedCommand is DisplayCommand with obvious secrets masked (see Redact,

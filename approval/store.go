@@ -25,15 +25,19 @@ type Entry struct {
 	Command       string     `json:"command,omitempty"`        // arrivals and decisions, exactly as sent
 	// MaskedCommand is Redact(Command) when that differs (display-only
 	// views; Redact never masks shell code).
-	MaskedCommand string       `json:"masked_command,omitempty"`
-	Description   string       `json:"description,omitempty"` // arrivals and decisions
-	State         State        `json:"state"`                 // the state after the change
-	Uncertain     bool         `json:"uncertain,omitempty"`   // Request.Uncertain
-	Choice        string       `json:"choice,omitempty"`      // Outcome.Choice
-	Surface       string       `json:"surface,omitempty"`     // Outcome.Surface
-	Reason        CancelReason `json:"reason,omitempty"`      // Outcome.Reason
-	Detail        string       `json:"detail,omitempty"`      // Outcome.Detail, scrubbed
-	Error         string       `json:"error,omitempty"`       // failure or last send error, scrubbed
+	MaskedCommand string `json:"masked_command,omitempty"`
+	Description   string `json:"description,omitempty"` // arrivals and decisions
+	// Hidden is HiddenText(Command) when Hermes masked part of the
+	// command before Herald saw it: Command is then not what ran, and a
+	// decision to approve it was made without seeing that part.
+	Hidden    string       `json:"hidden,omitempty"`
+	State     State        `json:"state"`               // the state after the change
+	Uncertain bool         `json:"uncertain,omitempty"` // Request.Uncertain
+	Choice    string       `json:"choice,omitempty"`    // Outcome.Choice
+	Surface   string       `json:"surface,omitempty"`   // Outcome.Surface
+	Reason    CancelReason `json:"reason,omitempty"`    // Outcome.Reason
+	Detail    string       `json:"detail,omitempty"`    // Outcome.Detail, scrubbed
+	Error     string       `json:"error,omitempty"`     // failure or last send error, scrubbed
 	// RequestKind is Request.Kind ("" in entries written before prompts
 	// existed: an approval). For sudo and secret, Choice is only "password
 	// provided", "secret provided" or "declined": the value is never
@@ -104,7 +108,7 @@ func entryFor(c Change) Entry {
 	// Arrivals carry the command, and so do decisions: the bounded log
 	// keeps decisions longest, and each must say what was decided.
 	if c.Kind == ChangeArrived || c.Kind == ChangeRefused || tierOf(e) == tierDecision {
-		e.Command, e.Description = r.Command, r.Description
+		e.Command, e.Description, e.Hidden = r.Command, r.Description, r.Hidden()
 	}
 	if r.Kind.IsPrompt() {
 		e.Choices = nil // a clarify's choices are in Question
