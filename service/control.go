@@ -32,6 +32,9 @@ type ControlRequest struct {
 	Key           string `json:"key,omitempty"`
 	Choice        string `json:"choice,omitempty"`
 	ConfirmAlways bool   `json:"confirm_always,omitempty"`
+	// ConfirmHidden: the user approves although Hermes hid part of the
+	// command (approval.Confirmed.Hidden).
+	ConfirmHidden bool   `json:"confirm_hidden,omitempty"`
 	Surface       string `json:"surface,omitempty"`
 	Limit         int    `json:"limit,omitempty"`
 	Gateway       string `json:"gateway,omitempty"`
@@ -337,7 +340,7 @@ func (s *Service) handleControl(ctx context.Context, req ControlRequest) Control
 			err = fmt.Errorf("%s is a question, not a command approval: answer it with `herald answer %s`", req.Key, req.Key)
 		}
 		if err == nil {
-			err = s.inbox.Answer(actx, key, req.Choice, surface, req.ConfirmAlways)
+			err = s.inbox.AnswerConfirmed(actx, key, req.Choice, surface, approval.Confirmed{Always: req.ConfirmAlways, Hidden: req.ConfirmHidden})
 		}
 		if err != nil {
 			return ControlResponse{Error: err.Error()}

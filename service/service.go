@@ -171,13 +171,20 @@ func (s *Service) problem(source string, err error) {
 // Inbox is the approval inbox.
 func (s *Service) Inbox() *approval.Inbox { return s.inbox }
 
-// Answer sends a user's choice through the inbox.
+// Answer sends a user's choice through the inbox, with only "always"
+// confirmed (confirmAlways): see AnswerConfirmed.
 func (s *Service) Answer(ctx context.Context, key, choice, surface string, confirmAlways bool) error {
+	return s.AnswerConfirmed(ctx, key, choice, surface, approval.Confirmed{Always: confirmAlways})
+}
+
+// AnswerConfirmed sends a user's choice through the inbox with what the
+// user confirmed on their surface (approval.Inbox.AnswerConfirmed).
+func (s *Service) AnswerConfirmed(ctx context.Context, key, choice, surface string, c approval.Confirmed) error {
 	key, err := s.resolveKey(key)
 	if err != nil {
 		return err
 	}
-	return s.inbox.Answer(ctx, key, choice, surface, confirmAlways)
+	return s.inbox.AnswerConfirmed(ctx, key, choice, surface, c)
 }
 
 // Dismiss ends an uncertain request without sending anything.
