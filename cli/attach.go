@@ -283,13 +283,13 @@ func (m *remoteInbox) find(id string) (approval.Request, bool) {
 // Answer answers a command approval with a choice, or a question with one
 // of its choices, in the running Herald (ops approve and answer, as
 // `herald approve` and `herald answer` send them).
-func (m *remoteInbox) Answer(ctx context.Context, id, choice, surface string, confirmAlways bool) error {
+func (m *remoteInbox) Answer(ctx context.Context, id, choice, surface string, c approval.Confirmed) error {
 	key := id
 	r, found := m.find(id)
 	if found {
 		key = r.Key
 	}
-	req := service.ControlRequest{Op: "approve", Key: key, Choice: choice, ConfirmAlways: confirmAlways, Surface: surface}
+	req := service.ControlRequest{Op: "approve", Key: key, Choice: choice, ConfirmAlways: c.Always, ConfirmHidden: c.Hidden, Surface: surface}
 	if found && r.Kind.IsPrompt() {
 		req = service.ControlRequest{Op: "answer", Key: key, Value: []byte(choice), Surface: surface}
 	}

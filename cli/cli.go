@@ -157,27 +157,61 @@ func cmdApprove(e *env, args []string) error {
 	fs := newFlags("approve", e)
 	ctl := controlFlag(fs)
 	yes := fs.Bool("yes-always", false, `confirm an "always" answer (required for always)`)
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	yesHidden := fs.Bool("yes-hidden", false, "confirm approving a command Hermes partly hid (required for once, session or always on such a command)")
+	// Flags may come before or after the id and choice.
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
 	}
-	if fs.NArg() != 2 {
+	if len(pos) != 2 {
 		return usageError{"usage: herald approve ID CHOICE (CHOICE: once, session, always, deny)"}
 	}
-	id, choice := fs.Arg(0), strings.ToLower(fs.Arg(1))
+	id, choice := pos[0], strings.ToLower(pos[1])
 	if !source.IsChoice(choice) {
-		return usageError{fmt.Sprintf("%q is not a choice: use once, session, always or deny", fs.Arg(1))}
+		return usageError{fmt.Sprintf("%q is not a choice: use once, session, always or deny", pos[1])}
 	}
 	if choice == "always" && !*yes {
 		return usageError{`"always" allows this command pattern from now on without asking; confirm with --yes-always`}
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 40*time.Second)
 	defer cancel()
-	resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "approve", Key: id, Choice: choice, ConfirmAlways: *yes, Surface: "cli"})
+	if choice != "deny" && !*yesHidden {
+		if err := refuseHidden(ctx, *ctl, id, choice, *yes); err != nil {
+			return err
+		}
+	}
+	resp, err := service.Control(ctx, *ctl, service.ControlRequest{Op: "approve", Key: id, Choice: choice, ConfirmAlways: *yes, ConfirmHidden: *yesHidden, Surface: "cli"})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "%s: %s confirmed by the gateway, for: %s\n", service.ShortKey(resp.Request.Key), choice, resp.Request.CommandFirstLine())
 	return nil
+}
+
+// refuseHidden refuses, before anything is sent, to approve the waiting
+// request id names when Hermes hid part of its command, saying what is
+// hidden and how to confirm. The running Herald refuses too; this says
+// which flag confirms it.
+func refuseHidden(ctx context.Context, ctl, id, choice string, always bool) error {
+	resp, err := service.Control(ctx, ctl, service.ControlRequest{Op: "pending"})
+	if err != nil {
+		return err
+	}
+	r, err := findPending(resp.Pending, id)
+	if err != nil || r.Hidden() == "" {
+		return nil // the running Herald says what is wrong with id
+	}
+	again := fmt.Sprintf("herald approve %s %s --yes-hidden", id, choice)
+	if always {
+		again += " --yes-always"
+	}
+	return usageError{fmt.Sprintf("%s. %s. Nothing was sent. To approve it without seeing that part: %s", r.Hidden(), approval.HiddenWhy, again)}
 }
 
 func cmdLog(e *env, args []string) error {

@@ -50,6 +50,9 @@ func approvalBlock(r approval.Request, waiting int) []string {
 			lines = append(lines, "┃ "+l)
 		}
 	}
+	if d.Hidden != "" {
+		lines = append(lines, "┃ ⚠ "+d.Hidden+": Herald cannot show what runs there, and it may be code; approving asks you to confirm")
+	}
 	if d.Markers {
 		lines = append(lines, "┃ ⚠ the command holds control, invisible, direction-changing or look-alike characters: they are shown as ␛ and ⟦…⟧")
 	}
@@ -124,6 +127,9 @@ func pendingLine(r approval.Request, now time.Time) string {
 	if r.Unbound != "" && r.Conflict == "" {
 		flag += " (deny only: " + approval.VisibleLine(r.Unbound) + ")"
 	}
+	if h := r.Hidden(); h != "" {
+		flag += " (" + h + "; approve with --yes-hidden)"
+	}
 	if r.State == approval.StateSentUnknown {
 		flag = fmt.Sprintf(" (%s %s)", approval.VisibleLine(r.Outcome.Choice), approval.UnknownDetail)
 	}
@@ -150,6 +156,9 @@ func logLine(le service.LogEntry) string {
 	}
 	if en.Command != "" {
 		s += "  " + approval.VisibleCommandLine(en.Command)
+		if h := approval.HiddenText(en.Command); h != "" {
+			s += "  (" + h + ")"
+		}
 	}
 	if en.Choice != "" {
 		s += "  choice=" + approval.VisibleLine(en.Choice)
@@ -175,15 +184,15 @@ const settle = 700 * time.Millisecond
 // inbox is what the key handler needs of the service.
 type inbox interface {
 	Pending() []approval.Request
-	Answer(ctx context.Context, id, choice, surface string, confirmAlways bool) error
+	Answer(ctx context.Context, id, choice, surface string, c approval.Confirmed) error
 }
 
 // svcInbox adapts service.Service to inbox.
 type svcInbox struct{ s *service.Service }
 
 func (i svcInbox) Pending() []approval.Request { return i.s.Inbox().Pending() }
-func (i svcInbox) Answer(ctx context.Context, id, choice, surface string, confirm bool) error {
-	return i.s.Answer(ctx, id, choice, surface, confirm)
+func (i svcInbox) Answer(ctx context.Context, id, choice, surface string, c approval.Confirmed) error {
+	return i.s.AnswerConfirmed(ctx, id, choice, surface, c)
 }
 
 // keys answers lines typed in `herald watch`. A bare key (o, s, a, d)
@@ -197,9 +206,16 @@ type keys struct {
 	now func() time.Time
 
 	mu         sync.Mutex
-	shown      string    // short id of the request displayed last
-	shownAt    time.Time // when
-	confirming string    // short id waiting for "yes" to always-allow
+	shown      string     // short id of the request displayed last
+	shownAt    time.Time  // when
+	confirming confirming // an answer waiting for "yes"
+}
+
+// confirming is an answer that waits for the user to type yes: "always",
+// or an approval of a command Hermes partly hid.
+type confirming struct {
+	id, choice string
+	c          approval.Confirmed // what "yes" confirms
 }
 
 // displayed records that the request with this short id was just shown.
@@ -236,13 +252,16 @@ func (k *keys) handle(ctx context.Context, l string) bool {
 		id = fields[1]
 	}
 	k.mu.Lock()
-	confirming := k.confirming
-	k.confirming = ""
+	pending := k.confirming
+	k.confirming = confirming{}
 	k.mu.Unlock()
-	if confirming != "" {
-		if key == "yes" {
-			k.answer(ctx, confirming, "always", true)
-		} else {
+	if pending.id != "" {
+		switch {
+		case key == "yes":
+			k.answer(ctx, pending.id, pending.choice, pending.c)
+		case pending.c.Hidden:
+			k.out.line("Not sent: approving a command Hermes partly hid needs \"yes\".")
+		default:
 			k.out.line("Not sent: always-allow needs \"yes\".")
 		}
 		return false
@@ -276,19 +295,30 @@ func (k *keys) handle(ctx context.Context, l string) bool {
 			return false
 		}
 	}
-	if choice == "always" {
-		r, ok := k.find(id)
-		if !ok {
+	r, known := k.find(id)
+	hidden := known && choice != "deny" && r.Hidden() != ""
+	if choice == "always" || hidden {
+		if !known {
 			k.out.line("! %s: no waiting approval has this id (or more than one starts with it); p lists them", approval.VisibleLine(id))
 			return false
 		}
 		k.mu.Lock()
-		k.confirming = id
+		k.confirming = confirming{id: id, choice: choice, c: approval.Confirmed{Always: choice == "always", Hidden: hidden}}
 		k.mu.Unlock()
-		k.out.line("%s from now on, without asking: %s (%s)? Type yes to confirm.", source.ChoiceLabel(source.ChoiceAlways), r.CommandFirstLine(), id)
+		if hidden {
+			k.out.line("%s. %s.", r.Hidden(), approval.HiddenWhy)
+		}
+		what := source.ChoiceLabel(choice)
+		if choice == "always" {
+			what += " from now on, without asking"
+		}
+		if hidden {
+			what += ", without seeing what Hermes hid"
+		}
+		k.out.line("%s: %s (%s)? Type yes to confirm.", what, r.CommandFirstLine(), id)
 		return false
 	}
-	k.answer(ctx, id, choice, false)
+	k.answer(ctx, id, choice, approval.Confirmed{})
 	return false
 }
 
@@ -346,11 +376,11 @@ func (k *keys) find(id string) (approval.Request, bool) {
 }
 
 // answer sends choice for id and echoes the command's first line.
-func (k *keys) answer(ctx context.Context, id, choice string, confirm bool) {
+func (k *keys) answer(ctx context.Context, id, choice string, c approval.Confirmed) {
 	r, known := k.find(id)
 	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := k.in.Answer(actx, id, choice, "terminal", confirm); err != nil {
+	if err := k.in.Answer(actx, id, choice, "terminal", c); err != nil {
 		what := approval.VisibleLine(id)
 		if known {
 			what += " (" + r.CommandFirstLine() + ")"

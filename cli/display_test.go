@@ -104,12 +104,16 @@ func (f *fakeInbox) Pending() []approval.Request {
 	return slices.Clone(f.pending)
 }
 
-func (f *fakeInbox) Answer(_ context.Context, id, choice, _ string, confirm bool) error {
+func (f *fakeInbox) Answer(_ context.Context, id, choice, _ string, c approval.Confirmed) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, r := range f.pending {
 		if strings.HasPrefix(service.ShortKey(r.Key), id) {
-			f.answers = append(f.answers, fmt.Sprintf("%s %s %v", service.ShortKey(r.Key), choice, confirm))
+			a := fmt.Sprintf("%s %s %v", service.ShortKey(r.Key), choice, c.Always)
+			if c.Hidden {
+				a += " hidden"
+			}
+			f.answers = append(f.answers, a)
 			f.pending = slices.Delete(f.pending, i, i+1)
 			return nil
 		}

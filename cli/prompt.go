@@ -116,7 +116,7 @@ func (k *keys) handlePrompt(ctx context.Context, l string) bool {
 			k.out.line("! %s: there is no choice %d; type `t YOUR ANSWER` to answer in your own words", short, n)
 			return true
 		}
-		if err := k.in.Answer(actx, short, target.Choices[n-1], "terminal", false); err != nil {
+		if err := k.in.Answer(actx, short, target.Choices[n-1], "terminal", approval.Confirmed{}); err != nil {
 			k.out.line("! %s: %s", short, approval.VisibleLine(err.Error()))
 		}
 		return true
