@@ -14,9 +14,10 @@ import (
 // display text (approval.Display) and renders it as text, never HTML. The
 // notification and the tray show one line with secrets masked (masking
 // never hides code); when that line cannot show the whole command as it
-// is (cut, several lines, or holding control or invisible characters
-// shown as markers) they say so and offer no one-click approval: the user
-// opens the window, which shows it all.
+// is (cut, several lines, holding control or invisible characters shown
+// as markers, or partly hidden by Hermes' own masking) they say so and
+// offer no one-click approval: the user opens the window, which shows all
+// Herald has.
 
 // Notification action ids (besides the choices "once" and "deny").
 const (
@@ -50,13 +51,34 @@ const (
 	linesNote     = "The command has %d lines: open Herald to see them."
 )
 
+// hiddenNoteMax bounds the note that says what Hermes hid.
+const hiddenNoteMax = 240
+
+// hiddenNote says what Hermes hid in r's command ("" when nothing), for a
+// one-line surface: there is no one-click approval then.
+func hiddenNote(r approval.Request) string {
+	h := r.Hidden()
+	if h == "" {
+		return ""
+	}
+	if t, cut := approval.Truncate(h, hiddenNoteMax); cut {
+		h = t + "…"
+	}
+	return h + ". Herald cannot show what runs there: open Herald to review it."
+}
+
 // oneLine is what a one-line surface shows of r's command within max
-// bytes, whether that is all of it exactly as it runs (so a one-click
-// approval may be offered), and if not, why.
+// bytes, whether that is all of it as the gateway sent it and unmasked by
+// Hermes (so a one-click approval may be offered), and if not, why.
 func oneLine(r approval.Request, max int) (text string, whole bool, note string) {
 	text, cut := approval.Truncate(approval.VisibleCommandLine(approval.Redact(r.Command)), max)
 	lines := strings.Count(r.Command, "\n") + 1
 	switch {
+	case r.Hidden() != "":
+		if cut {
+			text += "…"
+		}
+		return text, false, hiddenNote(r)
 	case cut:
 		return text + "…", false, truncatedNote
 	case approval.HasMarkers(r.Command):

@@ -90,10 +90,11 @@ type TrayApproval struct {
 	Key   string
 	Label string
 	// Note says why there is no allow-once item (the label could not show the
-	// whole command), or is empty.
+	// whole command, or Hermes hid part of it), or is empty.
 	Note string
-	// CanOnce is false when the gateway does not offer "once", or the
-	// label could not show the whole command exactly as it runs.
+	// CanOnce is false when the gateway does not offer "once", the label
+	// could not show the whole command as the gateway sent it, or Hermes
+	// hid part of it.
 	CanOnce bool
 	// Kind is the request's kind ("" or approval, clarify, sudo, secret).
 	// A prompt has no Allow/Deny: a clarify lists its Choices (raw, as

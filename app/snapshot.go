@@ -118,6 +118,9 @@ type HistoryEntry struct {
 	// DisplaySession is the session's one name (service.SessionNames.Of),
 	// shown as the gateway card and the Sessions panel show it.
 	DisplaySession string `json:"display_session,omitempty"`
+	// DisplayHidden says what Hermes hid in the command
+	// (approval.HiddenText): the command shown is not all that ran.
+	DisplayHidden string `json:"display_hidden,omitempty"`
 }
 
 func historyEntry(le service.LogEntry) HistoryEntry {
@@ -129,7 +132,7 @@ func historyEntry(le service.LogEntry) HistoryEntry {
 	h := HistoryEntry{Entry: e, DisplayGateway: approval.VisibleLine(e.Gateway), DisplayError: approval.VisibleLine(e.Error),
 		DisplayQuestion: approval.VisibleLine(e.Question), DisplayChoice: approval.VisibleLine(choice), DisplaySession: clipLine(le.SessionName, liveTitleMax)}
 	if e.Command != "" {
-		h.DisplayCommand = e.DisplayCommand()
+		h.DisplayCommand, h.DisplayHidden = e.DisplayCommand(), approval.HiddenText(e.Command)
 	}
 	return h
 }

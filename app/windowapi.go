@@ -103,13 +103,21 @@ func (a *App) Snapshot() Snapshot {
 	return s
 }
 
-// Answer sends the user's choice from the window.
+// Answer sends the user's choice from the window, with only "always"
+// confirmed (confirmAlways): see AnswerConfirmed.
 func (a *App) Answer(key, choice string, confirmAlways bool) error {
+	return a.AnswerConfirmed(key, choice, approval.Confirmed{Always: confirmAlways})
+}
+
+// AnswerConfirmed sends the user's choice from the window with what the
+// sheet had them confirm: "always", and approving a command Hermes
+// partly hid.
+func (a *App) AnswerConfirmed(key, choice string, c approval.Confirmed) error {
 	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
 	defer cancel()
 	// The error may quote a gateway (approval's errors show it as
 	// VisibleLine already): surface.LineError marks anything left raw.
-	return surface.LineError(a.svc.Answer(ctx, key, choice, "window", confirmAlways))
+	return surface.LineError(a.svc.AnswerConfirmed(ctx, key, choice, "window", c))
 }
 
 // Dismiss ends an uncertain request without sending anything.
@@ -142,9 +150,15 @@ func (a *App) WindowAPI() *WindowAPI { return &WindowAPI{a: a} }
 // Snapshot is everything the window shows.
 func (w *WindowAPI) Snapshot() Snapshot { return w.a.Snapshot() }
 
-// Answer sends the user's choice for an approval.
+// Answer sends the user's choice for an approval or a clarify choice.
 func (w *WindowAPI) Answer(key, choice string, confirmAlways bool) error {
 	return w.a.Answer(key, choice, confirmAlways)
+}
+
+// AnswerConfirmed sends the user's choice for an approval with what the
+// sheet had them confirm ("always", a command Hermes partly hid).
+func (w *WindowAPI) AnswerConfirmed(key, choice string, c approval.Confirmed) error {
+	return w.a.AnswerConfirmed(key, choice, c)
 }
 
 // AnswerText answers a clarify, sudo or secret prompt ("" declines).

@@ -33,6 +33,14 @@ describe("HistoryRow", () => {
     expect(body).not.toContain("\u202e");
     expect(body).not.toContain("<b>x");
   });
+  it("says what Hermes hid of the command that ran", () => {
+    const marker = "Hermes hid part of this command: the value after GH_TOKEN=";
+    const { body } = render(HistoryRow, {
+      props: { e: entry({ command: "GH_TOKEN=*** git push", display_command: "GH_TOKEN=*** git push", display_hidden: marker, display_choice: "once" }) },
+    });
+    expect(body).toMatch(/<code[^>]*>GH_TOKEN=\*\*\* git push<\/code>/);
+    expect(body).toMatch(/data-testid="history-hidden"[^>]*>Hermes hid part of this command: the value after GH_TOKEN=: the command that ran was not all shown</);
+  });
   it("leaves the session cell empty when the entry names none", () => {
     const { body } = render(HistoryRow, { props: { e: entry({ display_command: "ls" }) } });
     expect(body).toMatch(/data-testid="history-session"[^>]*><\/td>/);

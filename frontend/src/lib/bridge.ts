@@ -8,7 +8,7 @@
 import * as App from "../../wailsjs/go/app/WindowAPI";
 import { EventsOn } from "../../wailsjs/runtime/runtime";
 import { installForwarder } from "./forward";
-import type { AddGatewayRequest, AskResult, GatewayFormView, GatewayKind, HistoryEntry, ProbeResult, RunRef, Snapshot, StopResult, TestResult } from "./types";
+import type { AddGatewayRequest, AskResult, Confirmed, GatewayFormView, GatewayKind, HistoryEntry, ProbeResult, RunRef, Snapshot, StopResult, TestResult } from "./types";
 
 /** Calls a generated binding once window.go.app.WindowAPI is there, its
  *  result typed as the plain data it is (./types). */
@@ -22,6 +22,9 @@ type Req = Parameters<typeof App.AddGateway>[0];
 export const api = {
   snapshot: () => typed<Snapshot>(() => App.Snapshot()),
   answer: (key: string, choice: string, confirmAlways = false) => typed<void>(() => App.Answer(key, choice, confirmAlways)),
+  /** An approval's choice with what the sheet had the user confirm:
+   *  "always", and approving a command Hermes partly hid. */
+  answerConfirmed: (key: string, choice: string, confirmed: Confirmed) => typed<void>(() => App.AnswerConfirmed(key, choice, confirmed)),
   /** A clarify answer, sudo password or secret value ("" declines). */
   answerText: (key: string, value: string) => typed<void>(() => App.AnswerText(key, value)),
   dismiss: (key: string) => typed<void>(() => App.Dismiss(key)),

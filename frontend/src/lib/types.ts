@@ -23,6 +23,8 @@ export type LiveSessionView = Data<app.LiveSessionView>;
 /** An approval or prompt as the window shows it (app.ApprovalView). */
 export type Approval = Data<app.ApprovalView>;
 export type Display = Data<approval.Display>;
+/** What the user confirmed besides their choice (approval.Confirmed). */
+export type Confirmed = Data<approval.Confirmed>;
 export type HistoryEntry = Data<app.HistoryEntry>;
 export type SessionView = Data<service.SessionView>;
 export type AddGatewayRequest = Data<app.AddGatewayRequest>;

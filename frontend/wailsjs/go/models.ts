@@ -352,6 +352,7 @@ export namespace app {
 	    command?: string;
 	    masked_command?: string;
 	    description?: string;
+	    hidden?: string;
 	    state: string;
 	    uncertain?: boolean;
 	    choice?: string;
@@ -377,6 +378,7 @@ export namespace app {
 	    display_question?: string;
 	    display_choice?: string;
 	    display_session?: string;
+	    display_hidden?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new HistoryEntry(source);
@@ -395,6 +397,7 @@ export namespace app {
 	        this.command = source["command"];
 	        this.masked_command = source["masked_command"];
 	        this.description = source["description"];
+	        this.hidden = source["hidden"];
 	        this.state = source["state"];
 	        this.uncertain = source["uncertain"];
 	        this.choice = source["choice"];
@@ -420,6 +423,7 @@ export namespace app {
 	        this.display_question = source["display_question"];
 	        this.display_choice = source["display_choice"];
 	        this.display_session = source["display_session"];
+	        this.display_hidden = source["display_hidden"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -639,8 +643,23 @@ export namespace app {
 
 export namespace approval {
 	
+	export class Confirmed {
+	    always?: boolean;
+	    hidden?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new Confirmed(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.always = source["always"];
+	        this.hidden = source["hidden"];
+	    }
+	}
 	export class Display {
 	    command: string;
+	    hidden?: string;
 	    masked: string;
 	    first_line: string;
 	    description?: string;
@@ -664,6 +683,7 @@ export namespace approval {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.command = source["command"];
+	        this.hidden = source["hidden"];
 	        this.masked = source["masked"];
 	        this.first_line = source["first_line"];
 	        this.description = source["description"];

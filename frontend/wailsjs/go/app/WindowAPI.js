@@ -14,6 +14,10 @@ export function Answer(arg1, arg2, arg3) {
   return window['go']['app']['WindowAPI']['Answer'](arg1, arg2, arg3);
 }
 
+export function AnswerConfirmed(arg1, arg2, arg3) {
+  return window['go']['app']['WindowAPI']['AnswerConfirmed'](arg1, arg2, arg3);
+}
+
 export function AnswerText(arg1, arg2) {
   return window['go']['app']['WindowAPI']['AnswerText'](arg1, arg2);
 }
