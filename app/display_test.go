@@ -71,6 +71,9 @@ func TestSpoofingDesktop(t *testing.T) {
 			if hasAction(n, approval.ChoiceOnce) && (approval.HasMarkers(c.Command) || strings.Contains(c.Command, "\n")) {
 				t.Errorf("notification offers one-click approval for a command it shows with markers: %+v", n)
 			}
+			if c.Hidden != "" && (hasAction(n, approval.ChoiceOnce) || !strings.Contains(n.Body, c.Hidden)) {
+				t.Errorf("notification for a command Hermes partly hid must say %q and offer no one-click approval: %+v", c.Hidden, n)
+			}
 			// As the notification server gets it (Pango markup).
 			if markup := surface.Pango(n.Body); strings.ContainsAny(markupEntity.ReplaceAllString(markup, ""), "<>&") || html.UnescapeString(markup) != n.Body {
 				t.Errorf("notification body as markup %q does not read back as %q", markup, n.Body)
@@ -88,6 +91,9 @@ func TestSpoofingDesktop(t *testing.T) {
 			}
 			if ta.CanOnce && (approval.HasMarkers(c.Command) || strings.Contains(c.Command, "\n")) {
 				t.Errorf("tray offers one-click approval for a command it shows with markers: %+v", ta)
+			}
+			if c.Hidden != "" && (ta.CanOnce || !strings.Contains(ta.Note, c.Hidden)) {
+				t.Errorf("tray item for a command Hermes partly hid must say %q and offer no one-click approval: %+v", c.Hidden, ta)
 			}
 			// As dbusmenu gets it: "_" is a mnemonic unless doubled.
 			label := surface.DBusMenu(ta.Label)
@@ -114,13 +120,17 @@ func TestSpoofingDesktop(t *testing.T) {
 					t.Errorf("window %s %v:\n%s", surface, err, text)
 				}
 			}
-			if _, ok := spooftest.Raw(view.Display.Description+view.Display.Gateway+view.Display.Session+view.Display.FirstLine, true); ok {
+			if _, ok := spooftest.Raw(view.Display.Description+view.Display.Gateway+view.Display.Session+view.Display.FirstLine+view.Display.Hidden, true); ok {
 				t.Errorf("window display fields hold a raw character: %+v", view.Display)
+			}
+			if view.Display.Hidden != c.Hidden {
+				t.Errorf("window display.hidden = %q, want %q", view.Display.Hidden, c.Hidden)
 			}
 
 			// History.
 			var h struct {
 				DisplayCommand string `json:"display_command"`
+				DisplayHidden  string `json:"display_hidden"`
 			}
 			b, _ = json.Marshal(historyEntry(service.LogEntry{Entry: approval.Entry{At: t0, Key: r.Key, Gateway: "lab", Command: r.Command, Kind: approval.ChangeArrived}}))
 			if err := json.Unmarshal(b, &h); err != nil {
@@ -128,6 +138,9 @@ func TestSpoofingDesktop(t *testing.T) {
 			}
 			if err := spooftest.Check(h.DisplayCommand, c, true); err != nil {
 				t.Errorf("history %v:\n%s", err, h.DisplayCommand)
+			}
+			if h.DisplayHidden != c.Hidden {
+				t.Errorf("history display_hidden = %q, want %q", h.DisplayHidden, c.Hidden)
 			}
 		})
 	}

@@ -19,6 +19,7 @@ const spoofFixture = "../frontend/src/components/testdata/spoofcases.json"
 type spoofFixtureCase struct {
 	Name     string       `json:"name"`
 	Show     []string     `json:"show"`
+	Hidden   string       `json:"hidden,omitempty"`
 	Approval ApprovalView `json:"approval"`
 }
 
@@ -28,7 +29,7 @@ func TestSpoofFixtureIsCurrent(t *testing.T) {
 	t.Parallel()
 	var cases []spoofFixtureCase
 	for i, c := range spooftest.Cases {
-		cases = append(cases, spoofFixtureCase{Name: c.Name, Show: c.Show, Approval: approvalView(pendingRequest(fmt.Sprintf("lab/srq/srq-%d", i), c.Command))})
+		cases = append(cases, spoofFixtureCase{Name: c.Name, Show: c.Show, Hidden: c.Hidden, Approval: approvalView(pendingRequest(fmt.Sprintf("lab/srq/srq-%d", i), c.Command))})
 	}
 	checkFixture(t, spoofFixture, cases, "HERALD_UPDATE_SPOOF")
 }

@@ -105,6 +105,17 @@ func hidesCode(value string) bool {
 	return false
 }
 
+// hermesMasked reports whether value (one pair of enclosing quotes
+// allowed) is all a mask Hermes wrote (*** or a [REDACTED …] marker):
+// masking it again hides nothing more, and would hide that Hermes hid it.
+func hermesMasked(value string) bool {
+	if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
+		value = value[1 : len(value)-1]
+	}
+	hs := HermesMasks(value)
+	return len(hs) == 1 && hs[0].At == 0 && len(hs[0].Mask) == len(value) && hs[0].Form != MaskHeadTail
+}
+
 // cookieRE finds a Cookie header or curl's -b/--cookie option; cookieValRE
 // the values after it, up to the closing quote or the end of the line.
 var (
@@ -165,7 +176,7 @@ func (r maskRule) apply(s string) string {
 			name = s[m[2*ni]:m[2*ni+1]]
 		}
 		start, end := m[2*si], m[2*si+1]
-		if start < last || hidesCode(s[start:end]) || (r.secret != nil && !r.secret(name, s[start:end])) {
+		if start < last || hidesCode(s[start:end]) || hermesMasked(s[start:end]) || (r.secret != nil && !r.secret(name, s[start:end])) {
 			continue
 		}
 		b.WriteString(s[last:start])

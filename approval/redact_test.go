@@ -34,6 +34,9 @@ func TestRedact(t *testing.T) {
 		{"aws key id", "aws configure set aws_access_key_id AKIAIOSFODNN7EXAMPLE", "aws configure set aws_access_key_id AKIA••••"},
 
 		// Things that must stay as they are.
+		{"hermes mask", "GH_TOKEN=*** git push --force origin feature", "GH_TOKEN=*** git push --force origin feature"},
+		{"hermes auth mask", `curl -H "Authorization: ***" https://api`, `curl -H "Authorization: ***" https://api`},
+		{"hermes url mask", "git clone https://user:***@host/repo.git", "git clone https://user:***@host/repo.git"},
 		{"plain", "git reset --hard HEAD", "git reset --hard HEAD"},
 		{"rm", "rm -rf ./build", "rm -rf ./build"},
 		{"path var", "PATH=/usr/local/bin:$PATH make", "PATH=/usr/local/bin:$PATH make"},

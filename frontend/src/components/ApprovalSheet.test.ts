@@ -109,6 +109,7 @@ describe("ApprovalSheet, the spoofing table", () => {
       const text = unescape(body.replace(/<[^>]*>/g, "")).replace(/\n/g, "");
       for (const s of c.show) expect(text).toContain(s.replace(/\n/g, ""));
       if (c.approval.display.markers) expect(body).toContain('data-testid="markers"');
+      if (c.hidden) expect(text).toContain(c.hidden);
     });
   }
 });
