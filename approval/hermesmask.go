@@ -13,12 +13,13 @@ import (
 // the command it shows with agent/redact.py's redact_sensitive_text:
 //
 //   - tools/approval.py, where the gateway's approval is built
-//     (display_command = redact_sensitive_text(command): hermes-agent
-//     0.18.2 and 0.19.0, tools/approval.py around line 1764);
+//     ("command": redact_sensitive_text(command): hermes-agent 0.18.2
+//     tools/approval.py:2906, 0.19.0 tools/approval.py:3459);
 //   - tui_gateway/server.py and gateway/platforms/api_server.py redact it
 //     again with gateway/run.py's _redact_approval_command, which is
-//     redact_sensitive_text(force=True) (0.19.0 tui_gateway/server.py:1466,
-//     api_server.py:5065, gateway/run.py:442);
+//     redact_sensitive_text(force=True) (0.18.2 tui_gateway/server.py:1165,
+//     api_server.py:4502, run.py:340; 0.19.0 tui_gateway/server.py:1466,
+//     api_server.py:5065, run.py:429);
 //   - the approval-transport plugin contract presents "an immutable,
 //     redacted request" (hermes_cli/approval_transport.py, see
 //     ../shared/hermes-peer-extra).
