@@ -44,6 +44,9 @@ const (
 	trayLabelMax     = 48
 )
 
+// notifyFits reports whether a button label fits a notification whole.
+func notifyFits(label string) bool { return len(label) <= notifyTitleMax }
+
 // Notes shown instead of a one-click approval.
 const (
 	truncatedNote = "Command truncated: open Herald to see all of it."
@@ -189,12 +192,13 @@ func promptNotification(r approval.Request, gw string, now time.Time) Notificati
 	}
 	actions := [][2]string{{ActionOpen, "Open…"}}
 	if r.Kind == approval.KindClarify {
-		for i, c := range r.Choices {
-			if i == notifyChoices {
-				break
+		labels := clarifyLabels(r.Choices, notifyChoices)
+		if whole(labels, notifyFits) {
+			for i, l := range labels {
+				actions = append(actions, [2]string{choiceAction(i), l})
 			}
-			label, _ := approval.Truncate(approval.VisibleLine(c), notifyTitleMax)
-			actions = append(actions, [2]string{choiceAction(i), label})
+		} else {
+			body = append(body, choicesNote)
 		}
 	}
 	return Notification{ID: r.Key, Title: title, Body: strings.Join(body, "\n"), Actions: actions}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,37 @@ const trayChoices = 4
 // buttons (notification servers show few).
 const notifyChoices = 3
 
+// whole reports whether every one of labels (a clarify's first choices,
+// shown as approval.VisibleLine) fits a one-line surface as it is and no
+// two read the same: only then may the surface offer them, each one's
+// button answering what it reads. Otherwise the surface offers only
+// "Open…", where the window shows every choice whole.
+func whole(labels []string, fits func(string) bool) bool {
+	for i, l := range labels {
+		if !fits(l) || slices.Contains(labels[:i], l) {
+			return false
+		}
+	}
+	return true
+}
+
+// clarifyLabels are the first n choices of a clarify as a one-line surface
+// shows them.
+func clarifyLabels(choices []string, n int) []string {
+	var out []string
+	for i, c := range choices {
+		if i == n {
+			break
+		}
+		out = append(out, approval.VisibleLine(c))
+	}
+	return out
+}
+
+// choicesNote is what a one-line surface says instead of a clarify's
+// choices that it cannot show whole.
+const choicesNote = "Its choices are too long to show here, or read alike: open Herald to see them whole."
+
 // choiceAction is the notification action id of clarify choice i.
 func choiceAction(i int) string { return "choice:" + strconv.Itoa(i) }
 
@@ -41,7 +73,10 @@ func (a *App) promptAction(id, action string) bool {
 		return false
 	}
 	n, err := strconv.Atoi(strings.TrimPrefix(action, "choice:"))
-	if r.Kind != approval.KindClarify || !strings.HasPrefix(action, "choice:") || err != nil || n < 0 || n >= len(r.Choices) {
+	if r.Kind != approval.KindClarify || !strings.HasPrefix(action, "choice:") || err != nil || n < 0 || n >= min(len(r.Choices), notifyChoices) ||
+		!whole(clarifyLabels(r.Choices, notifyChoices), notifyFits) {
+		// Not a button the notification offered (it offers choices only
+		// when each reads whole and apart): show them all instead.
 		a.openApproval(id)
 		return true
 	}
@@ -61,6 +96,10 @@ func trayPrompt(r ApprovalView) TrayApproval {
 	switch r.Kind {
 	case approval.KindClarify:
 		t.Label = gw + ": " + trayCut(approval.VisibleLine(r.Question))
+		if !whole(clarifyLabels(r.Choices, trayChoices), func(l string) bool { return trayCut(l) == l }) {
+			t.Note = choicesNote
+			break
+		}
 		for i, c := range r.Choices {
 			if i == trayChoices {
 				break

@@ -30,6 +30,20 @@ function prompt(kind: "clarify" | "sudo" | "secret", extra: Partial<Approval> = 
 const now = Date.parse("2026-12-03T10:00:00Z");
 
 describe("PromptSheet", () => {
+  it("shows choices that differ only past a notification's or the tray's cut whole, each on its own button", () => {
+    const long = [
+      "Remove the temporary build artifacts in ./build, keep the rest (safe)",
+      "Remove the temporary build artifacts in ./build, keep the rest (safe) and then also delete ~/projects",
+    ];
+    const a = prompt("clarify", {
+      question: "Clean up?",
+      choices: long,
+      display: { command: "", masked: "", first_line: "", gateway: "lab", session: "s1", session_id: "s1", lines: 0, expiry_known: true, question: "Clean up?", choices: long },
+    });
+    const { body } = render(PromptSheet, { props: { approval: a, now } });
+    const buttons = [...body.matchAll(/data-testid="clarify-choice-(\d)"[^>]*>([^<]*)</g)].map((m) => m[2]);
+    expect(buttons).toEqual(long);
+  });
   it("shows a clarify question with its choices as buttons and a text field", () => {
     const a = prompt("clarify", {
       question: "Deploy <b>where</b>?",
