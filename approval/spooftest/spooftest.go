@@ -36,6 +36,7 @@ const Danger = "rm -rf ~/important"
 // Cases are the hostile commands.
 var Cases = []Case{
 	{Name: "erase line", Command: Danger + "\x1b[2K\recho hello", Show: []string{Danger, "␛[2K⟦CR⟧echo hello"}},
+	{Name: "bracketed paste end", Command: "echo hi\x1b[201~; " + Danger, Show: []string{"echo hi␛[201~; " + Danger}},
 	{Name: "carriage return", Command: Danger + "\recho hello", Show: []string{Danger, "⟦CR⟧"}},
 	{Name: "backspace", Command: Danger + strings.Repeat("\b", len(Danger)) + "ls -la", Show: []string{Danger, "⟦BS⟧"}},
 	{Name: "cursor moves", Command: Danger + "\n\x1b[1A\x1b[2K\x1b[1Gls -la", Show: []string{Danger, "␛[1A␛[2K␛[1Gls -la"}},
