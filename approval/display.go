@@ -315,6 +315,10 @@ type Display struct {
 	Markers bool `json:"markers,omitempty"`
 	// Lines is the number of lines of the command.
 	Lines int `json:"lines"`
+	// Offered are the choices a surface offers (Request.Offered): only
+	// deny when DenyOnly says why Herald accepts nothing else.
+	Offered  []string `json:"offered,omitempty"`
+	DenyOnly string   `json:"deny_only,omitempty"`
 	// What a clarify, sudo or secret prompt asks, shown as Visible (the
 	// choices as VisibleLine).
 	Question string   `json:"question,omitempty"`
@@ -452,6 +456,8 @@ func (r Request) Display() Display {
 		Gateway:     VisibleLine(r.Gateway),
 		Markers:     HasMarkers(r.Command),
 		Lines:       strings.Count(r.Command, "\n") + 1,
+		Offered:     r.Offered(),
+		DenyOnly:    Guard(r.DenyOnly(), false), // Herald's words: its markers stay
 		Unseen:      r.Unseen(),
 		Title:       map[bool]string{true: UnseenTitle(r.Gateway, r.RecordedName())}[r.Unseen()],
 		ExpiryKnown: !r.Unseen() && !r.ExpiresAt.IsZero(),

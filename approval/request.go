@@ -186,6 +186,20 @@ func (r Request) DenyOnly() string {
 	return ""
 }
 
+// Offered are the choices a surface offers for r: the gateway's choices,
+// or only deny when r accepts only deny (DenyOnly: its command was not
+// shown, not shown whole or undecodable, its id is in conflict, or the
+// answer cannot be bound), so no surface offers what Herald refuses.
+func (r Request) Offered() []string {
+	if r.DenyOnly() == "" {
+		return r.Choices
+	}
+	if r.Offers(ChoiceDeny) {
+		return []string{ChoiceDeny}
+	}
+	return []string{}
+}
+
 // OneClickApprovable reports whether a surface may offer approving this
 // request with one click (a notification or tray action): it offers
 // "once", its whole command is known, Hermes hid none of it and nothing

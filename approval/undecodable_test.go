@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/herald-desktop/herald/backend/wire"
@@ -54,5 +55,22 @@ func TestUndecodableCommandIsDenyOnly(t *testing.T) {
 	}
 	if a, b := f.get(t, f.in.srqKey("g1", "s1/a")).DisplayCommand(), f.get(t, f.in.srqKey("g1", "s1/b")).DisplayCommand(); a != b {
 		t.Logf("the decoder kept the bytes apart (%q, %q)", a, b)
+	}
+}
+
+// TestUndecodableOfferedAsDenyOnly: surfaces offer such a request as deny
+// only (Display.Offered, with the reason), as they do an unbound one.
+func TestUndecodableOfferedAsDenyOnly(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.in.Ingest(srq("g1", "s1", "srq-1", "rm -rf ./a\ufffd", t0))
+	d := f.only(t).Display()
+	if strings.Join(d.Offered, "/") != "deny" || d.DenyOnly != UndecodableWhy { // Herald's words, its ⟦U+FFFD⟧ as written
+		t.Fatalf("offered %q, deny_only %q", d.Offered, d.DenyOnly)
+	}
+	f2 := newFixture(t, nil)
+	f2.in.Ingest(srq("g1", "s1", "srq-1", "rm -rf ./a", t0))
+	if d := f2.only(t).Display(); strings.Join(d.Offered, "/") != "once/session/always/deny" || d.DenyOnly != "" {
+		t.Fatalf("a plain command: offered %q, deny_only %q", d.Offered, d.DenyOnly)
 	}
 }

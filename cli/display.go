@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/approval/surface"
 	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/service"
 )
@@ -65,10 +66,11 @@ func approvalBlock(r approval.Request, waiting int) []string {
 	if r.Uncertain && r.Outcome.Detail != "" {
 		lines = append(lines, "┃ may still be pending: "+approval.VisibleLine(r.Outcome.Detail))
 	}
-	keys := "keys: " + choiceKeys(r.Choices) + " (+ Enter)"
+	offered := r.Offered()
+	keys := "keys: " + choiceKeys(offered) + " (+ Enter)"
 	if waiting > 1 {
 		eg := "d"
-		if x, ok := source.ChoiceOf(firstOr(r.Choices, "")); ok {
+		if x, ok := source.ChoiceOf(firstOr(offered, "")); ok {
 			eg = x.Key
 		}
 		keys = fmt.Sprintf("%d approvals are waiting: type the key and this id, e.g. \"%s %s\"", waiting, eg, id)
@@ -77,7 +79,7 @@ func approvalBlock(r approval.Request, waiting int) []string {
 	if d.ExpiryKnown {
 		expires = "expires " + r.ExpiresAt.Local().Format("15:04:05")
 	}
-	lines = append(lines, fmt.Sprintf("┗ [%s]  %s; %s", strings.Join(r.Choices, "/"), keys, expires))
+	lines = append(lines, fmt.Sprintf("┗ [%s]  %s; %s", strings.Join(offered, "/"), keys, expires))
 	return lines
 }
 
@@ -122,10 +124,10 @@ func pendingLine(r approval.Request, now time.Time) string {
 		flag += fmt.Sprintf(" (truncated: %d bytes sent, deny only)", r.CommandBytes)
 	}
 	if r.Conflict != "" {
-		flag += " (conflict: " + approval.VisibleLine(r.Conflict) + "; deny only)"
+		flag += " (conflict: " + surface.Line(r.Conflict) + "; deny only)"
 	}
 	if r.Unbound != "" && r.Conflict == "" {
-		flag += " (deny only: " + approval.VisibleLine(r.Unbound) + ")"
+		flag += " (deny only: " + surface.Line(r.Unbound) + ")"
 	}
 	if h := r.Hidden(); h != "" {
 		flag += " (" + h + "; approve with --yes-hidden)"
@@ -134,7 +136,7 @@ func pendingLine(r approval.Request, now time.Time) string {
 		flag = fmt.Sprintf(" (%s %s)", approval.VisibleLine(r.Outcome.Choice), approval.UnknownDetail)
 	}
 	return fmt.Sprintf("%s  %-10s %s  %s  [%s] %s%s", service.ShortKey(r.Key), approval.VisibleLine(r.Gateway), sessionOf(r),
-		approval.VisibleCommandLine(r.Command), strings.Join(r.Choices, "/"), expires, flag)
+		approval.VisibleCommandLine(r.Command), strings.Join(r.Offered(), "/"), expires, flag)
 }
 
 // logLine is one audit entry in `herald log`: the command as it ran.
@@ -385,7 +387,7 @@ func (k *keys) answer(ctx context.Context, id, choice string, c approval.Confirm
 		if known {
 			what += " (" + r.CommandFirstLine() + ")"
 		}
-		k.out.line("! %s: %s", what, approval.VisibleLine(err.Error()))
+		k.out.line("! %s: %s", what, surface.Line(err.Error())) // Herald's words; gateway text in them is visible already
 		return
 	}
 	if !known {

@@ -4,20 +4,23 @@ import (
 	"fmt"
 
 	"github.com/herald-desktop/herald/approval"
+	"github.com/herald-desktop/herald/approval/surface"
 )
 
 // limitLines are the warnings of an approval block for a request that hit
-// one of Herald's bounds.
+// one of Herald's bounds. The reasons are Herald's own words (gateway
+// text in them is shown as approval.VisibleLine already), so they go
+// through surface.Line, which keeps their markers (⟦U+FFFD⟧) as written.
 func limitLines(r approval.Request) []string {
 	var out []string
 	if r.Truncated {
 		out = append(out, fmt.Sprintf("┃ ⚠ command truncated: the gateway sent %d bytes, Herald keeps the first %d, so only deny is accepted here (review it in Hermes)", r.CommandBytes, len(r.Command)))
 	}
 	if r.Conflict != "" {
-		out = append(out, "┃ ⚠ "+approval.VisibleLine(r.Conflict)+"; only deny is accepted")
+		out = append(out, "┃ ⚠ "+surface.Line(r.Conflict)+"; only deny is accepted")
 	}
 	if r.Unbound != "" && r.Conflict == "" {
-		out = append(out, "┃ ⚠ deny only: "+approval.VisibleLine(r.Unbound))
+		out = append(out, "┃ ⚠ deny only: "+surface.Line(r.Unbound))
 	}
 	return out
 }

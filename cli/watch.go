@@ -830,9 +830,9 @@ func printApproval(out *printer, k *keys, c approval.Change) {
 			} else if r.Uncertain {
 				out.line("  %s may still be pending (events may have been missed)", id)
 			} else if r.Conflict != "" {
-				out.line("  %s ⚠ %s; only deny is accepted", id, approval.VisibleLine(r.Conflict))
+				out.line("  %s ⚠ %s; only deny is accepted", id, surface.Line(r.Conflict))
 			} else if r.Unbound != "" {
-				out.line("  %s ⚠ deny only: %s", id, approval.VisibleLine(r.Unbound))
+				out.line("  %s ⚠ deny only: %s", id, surface.Line(r.Unbound))
 			}
 		}
 	}

@@ -668,6 +668,8 @@ export namespace approval {
 	    session_id: string;
 	    markers?: boolean;
 	    lines: number;
+	    offered?: string[];
+	    deny_only?: string;
 	    question?: string;
 	    prompt?: string;
 	    env_var?: string;
@@ -692,6 +694,8 @@ export namespace approval {
 	        this.session_id = source["session_id"];
 	        this.markers = source["markers"];
 	        this.lines = source["lines"];
+	        this.offered = source["offered"];
+	        this.deny_only = source["deny_only"];
 	        this.question = source["question"];
 	        this.prompt = source["prompt"];
 	        this.env_var = source["env_var"];
