@@ -18,6 +18,9 @@ type Peer struct {
 	// Reach is the advice when it cannot be reached ("check the address
 	// and that Hermes is running").
 	Reach string
+	// Is names what the address should serve ("a Herald bridge"), for
+	// the refusal of a redirect (default: Name).
+	Is string
 }
 
 // DescribeNetErr turns a transport error on the way to host into advice.
@@ -29,12 +32,15 @@ func (p Peer) DescribeNetErr(host string, err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
+	var redirect *RedirectError
 	var certErr *tls.CertificateVerificationError
 	var unk x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return err
+	case errors.As(err, &redirect):
+		return &RedirectedError{Text: p.RedirectText(host, redirect.Status), Cause: redirect}
 	case errors.As(err, &certErr), errors.As(err, &unk), errors.As(err, &hostErr):
 		return fmt.Errorf("the TLS certificate of %s is not trusted (%v): add %s's CA certificate (the window: \"CA certificate\" in the gateway's settings; the command line: --ca-file FILE, or SSL_CERT_FILE=FILE)", host, err, p.Name)
 	case errors.Is(err, context.DeadlineExceeded):

@@ -7,12 +7,17 @@
 // optional capabilities its server offers (capabilities.go: following
 // live sessions, taking prompts, stopping and starting runs). It reports
 // what it sees as wire.Events in order and its channel as a Status, in the
-// same terms as every other transport; it retries with Backoff, delivers
-// through an EventQueue (approvals ahead of streamed text), sends only
-// the Choices and describes network failures with Peer.DescribeNetErr.
+// same terms as every other transport. What they all do alike is written
+// once here: the reconnect loop (Supervisor: the transport supplies one
+// connect attempt and classifies its errors), the HTTP client
+// (NewHTTPClient: never follows a redirect), the answer path
+// (AnswerOutcome: once written, unconfirmed is unknown), the delivery
+// (EventQueue: approvals ahead of streamed text), the Choices and the
+// advice on network failures (Peer.DescribeNetErr).
 //
-// Who may import whom: source imports only backend/wire and
-// backend/clock. Transports import source and never each other; nothing
+// Who may import whom: source imports only backend/wire,
+// backend/clock and backend/addr (for the one HTTP client every
+// transport uses, NewHTTPClient). Transports import source and never each other; nothing
 // in source imports a transport. Above backend/, only service opens
 // sources (through the registry) and asks for capabilities (by type
 // assertion); nothing names a transport package but backend/transports,

@@ -165,7 +165,21 @@ type CancelPayload struct {
 	// Reason is timeout, interrupted, shutdown, resolved or session_closed
 	// (or free text from the gateway).
 	Reason string `json:"reason,omitempty"`
+	// Answered, when the server says who settled a resolved request (the
+	// Herald bridge's poll names the client that answered): AnsweredHere
+	// (this Herald's own answer, with Choice) or AnsweredElsewhere. Empty:
+	// not said. Only a transport sets them, on the event's Data: they are
+	// never read from JSON, so a gateway's own request.cancel cannot claim
+	// an answer was Herald's.
+	Answered string `json:"-"`
+	Choice   string `json:"-"`
 }
+
+// CancelPayload.Answered values.
+const (
+	AnsweredHere      = "here"
+	AnsweredElsewhere = "elsewhere"
+)
 
 // ResyncPayload explains a Resync event.
 type ResyncPayload struct {
