@@ -3,12 +3,10 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"strings"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/herald-desktop/herald/backend/addr"
 	"github.com/herald-desktop/herald/backend/source"
 )
 
@@ -44,6 +41,7 @@ type authState struct {
 	c        *Client
 	mu       sync.Mutex
 	http     *http.Client
+	tr       *http.Transport
 	jar      http.CookieJar
 	loggedIn bool
 }
@@ -51,19 +49,16 @@ type authState struct {
 func newAuthState(c *Client) *authState {
 	jar, _ := cookiejar.New(nil)
 	a := &authState{c: c, jar: jar}
-	a.http = &http.Client{
-		Transport: &http.Transport{
-			DialContext:     c.netDial,
-			TLSClientConfig: c.tlsConfig(),
-			Proxy:           addr.Proxy,
-		},
-		Jar:     jar,
-		Timeout: DialTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
+	// The one construction every transport uses (no redirects); the
+	// WebSocket dialer dials, verifies and proxies as it does.
+	a.tr = source.NewHTTPTransport(c.httpOptions())
+	a.http = source.NewHTTPClient(source.HTTPOptions{Transport: a.tr, Jar: jar, Timeout: DialTimeout})
 	return a
+}
+
+// httpOptions are the client's choices for source.NewHTTPClient.
+func (c *Client) httpOptions() source.HTTPOptions {
+	return source.HTTPOptions{RootCAs: c.cfg.RootCAs, DialContext: c.cfg.DialContext}
 }
 
 func (a *authState) reset() {
@@ -71,18 +66,15 @@ func (a *authState) reset() {
 	a.loggedIn = false
 	jar, _ := cookiejar.New(nil)
 	a.jar = jar
-	a.http.Jar = jar
+	a.http = source.NewHTTPClient(source.HTTPOptions{Transport: a.tr, Jar: jar, Timeout: DialTimeout})
 	a.mu.Unlock()
 }
 
-// netDial dials through addr.Dial: a loopback name stays on loopback, and a
-// loopback target that turns out not to be is refused.
-func (c *Client) netDial(ctx context.Context, network, address string) (net.Conn, error) {
-	return addr.Dial(c.cfg.DialContext)(ctx, network, address)
-}
-
-func (c *Client) tlsConfig() *tls.Config {
-	return &tls.Config{RootCAs: c.cfg.RootCAs, MinVersion: tls.VersionTLS12}
+// client is the HTTP client and its cookie jar (replaced by reset).
+func (a *authState) client() (*http.Client, http.CookieJar) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.http, a.jar
 }
 
 func (c *Client) creds() (token, user, pass string) {
@@ -175,12 +167,16 @@ func (a *authState) doJSON(ctx context.Context, method, path string, body, out a
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := a.http.Do(req)
+	hc, _ := a.client()
+	resp, err := hc.Do(req)
 	if err != nil {
 		return describeNetErr(a.c.target.base.Host, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxRESTBody))
+	if source.RedirectStatus(resp.StatusCode) {
+		return &ConfigError{Status: resp.StatusCode, Msg: peer.RedirectText(a.c.target.base.Host, resp.StatusCode)}
+	}
 	if resp.StatusCode/100 != 2 {
 		return &httpError{Status: resp.StatusCode, Path: path, Msg: errorMessage(b)}
 	}
@@ -301,13 +297,17 @@ func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
 			return nil, &AuthError{Msg: "this gateway requires sign-in: give Herald its password"}
 		}
 	}
+	// Dialled, verified and proxied as the HTTP client (a loopback name
+	// stays on loopback); the dialer follows no redirect either.
+	tr := c.auth.tr
+	_, jar := c.auth.client()
 	d := websocket.Dialer{
-		NetDialContext:   c.netDial,
-		TLSClientConfig:  c.tlsConfig(),
+		NetDialContext:   tr.DialContext,
+		TLSClientConfig:  tr.TLSClientConfig,
 		HandshakeTimeout: DialTimeout,
 		Subprotocols:     protocols,
-		Proxy:            addr.Proxy,
-		Jar:              c.auth.jar,
+		Proxy:            tr.Proxy,
+		Jar:              jar,
 	}
 	h := http.Header{}
 	for k, vs := range c.cfg.Header {
@@ -328,6 +328,9 @@ func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
 func (c *Client) describeDialErr(resp *http.Response, err error, tokenMode, noSecret bool) error {
 	if resp != nil {
 		defer resp.Body.Close()
+		if source.RedirectStatus(resp.StatusCode) {
+			return &ConfigError{Status: resp.StatusCode, Msg: peer.RedirectText(c.target.base.Host, resp.StatusCode)}
+		}
 		switch resp.StatusCode {
 		case 401, 403:
 			if noSecret {
@@ -349,7 +352,7 @@ func (c *Client) describeDialErr(resp *http.Response, err error, tokenMode, noSe
 }
 
 // peer is how messages name the gateway and the advice to reach it.
-var peer = source.Peer{Name: "the gateway", Reach: "check the address and that Hermes is running"}
+var peer = source.Peer{Name: "the gateway", Reach: "check the address and that Hermes is running", Is: "a Hermes dashboard gateway"}
 
 // describeNetErr turns transport errors into advice.
 func describeNetErr(host string, err error) error { return peer.DescribeNetErr(host, err) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -174,8 +175,15 @@ func (c *Client) requestAnswer(ctx context.Context, id string, result any) (bool
 	}
 	c.answering[id] = true
 	c.mu.Unlock()
-	err = c.Call(ctx, "request.answer", map[string]any{"id": raw, "result": result}, &r)
-	won := err == nil && r.Status != "expired"
+	reply, err := c.callRaw(ctx, "request.answer", map[string]any{"id": raw, "result": result})
+	if err == nil {
+		// Written and answered: ok (this answer won) or expired (it did
+		// not); a reply Herald does not understand leaves it unknown.
+		if derr := json.Unmarshal(reply, &r); derr != nil || (r.Status != "ok" && r.Status != "expired") {
+			err = peer.AnswerOutcome(true, false, fmt.Errorf("the gateway's answer to request.answer was not understood (status %.40q)", r.Status))
+		}
+	}
+	won := err == nil && r.Status == "ok"
 	c.mu.Lock()
 	delete(c.answering, id)
 	held, wasHeld := c.held[id]

@@ -107,8 +107,7 @@ type Client struct {
 	target target
 	auth   *authState
 	out    *source.EventQueue
-	kick   chan struct{}
-	check  chan struct{}
+	sup    *source.Supervisor
 	// rearm makes the heartbeat recompute its next wake-up (a listing or
 	// a quiet-session check became due sooner).
 	rearm chan struct{}
@@ -197,8 +196,6 @@ func New(cfg Config) (*Client, error) {
 		clk:      cfg.Clock,
 		log:      cfg.Logger.With("gateway", name),
 		target:   t,
-		kick:     make(chan struct{}, 1),
-		check:    make(chan struct{}, 1),
 		rearm:    make(chan struct{}, 1),
 		sessions: make(map[string]*session),
 		openSRQ:  make(map[string]string),
@@ -209,6 +206,10 @@ func New(cfg Config) (*Client, error) {
 	c.out = source.NewBoundedEventQueue(cfg.Queue, c.log)
 	c.auth = newAuthState(c)
 	c.status = source.Status{Gateway: name, Kind: string(Kind), State: source.StateIdle}
+	c.sup = source.NewSupervisor(source.SupervisorConfig{
+		Connect: c.connectOnce, Classify: classify, Update: c.setStatus,
+		Clock: c.clk, Rand: cfg.Rand, Logger: c.log, Backoff: cfg.Backoff,
+	})
 	return c, nil
 }
 
@@ -218,15 +219,7 @@ func (c *Client) Name() string { return c.name }
 // ReconnectNow redials at once: a live connection is closed first (its
 // followed sessions are re-attached on the new one), a backoff wait is cut
 // short, and a stopped state (auth or configuration error) is cleared.
-func (c *Client) ReconnectNow() {
-	if cn := c.current(); cn != nil {
-		cn.fail(errors.New("reconnecting as asked"))
-	}
-	select {
-	case c.kick <- struct{}{}:
-	default:
-	}
-}
+func (c *Client) ReconnectNow() { c.sup.Kick() }
 
 // SetCredentials replaces the token or password and reconnects.
 func (c *Client) SetCredentials(token, username, password string) {
@@ -238,7 +231,9 @@ func (c *Client) SetCredentials(token, username, password string) {
 }
 
 // Run keeps the channel up until ctx ends. It returns ctx's error. Events
-// already received are delivered before Run returns.
+// already received are delivered before Run returns. The reconnect loop
+// is the one every transport shares (source.Supervisor); connectOnce is
+// one attempt of it.
 func (c *Client) Run(ctx context.Context) error {
 	c.mu.Lock()
 	if c.running {
@@ -252,93 +247,35 @@ func (c *Client) Run(ctx context.Context) error {
 	defer func() {
 		c.out.Close()
 		<-delivered
-		c.setStatus(func(s *source.Status) { s.State = source.StateStopped; s.NextRetry = time.Time{} })
 	}()
+	return c.sup.Run(ctx)
+}
 
-	attempt := 0
-	// outage is when the link last went down after a settled connection:
-	// retries are quick while it is young (a restart), slower after.
-	var outage time.Time
-	for ctx.Err() == nil {
-		c.setStatus(func(s *source.Status) {
-			s.State = source.StateConnecting
-			s.Attempt = attempt
-			s.NextRetry = time.Time{}
-		})
-		connectedAt, err := c.connectOnce(ctx)
-		if ctx.Err() != nil {
-			break
-		}
-		now := c.clk.Now()
-		if !connectedAt.IsZero() && now.Sub(connectedAt) >= c.cfg.Backoff.WithDefaults().Settled {
-			attempt, outage = 0, time.Time{}
-		}
-		if outage.IsZero() {
-			outage = now
-		}
-		if we := (*wokeError)(nil); errors.As(err, &we) {
-			// The link was fine before the sleep: redial now, no backoff.
-			c.log.Info("wall clock jumped; redialing at once", "jump", we.jump)
-			attempt, outage = 0, time.Time{}
-			c.setStatus(func(s *source.Status) {
-				s.State = source.StateReconnecting
-				s.Err = err.Error()
-				s.NextRetry = c.clk.Now()
-				s.Attempt = 0
-			})
-			continue
-		}
-		if isPermanent(err) {
-			st := source.StateAuthFailed
-			var ce *ConfigError
-			if errors.As(err, &ce) {
-				st = source.StateConfigError
-			}
-			c.log.Warn("gateway refused Herald; not retrying until asked", "err", err)
-			c.setStatus(func(s *source.Status) { s.State = st; s.Err = err.Error(); s.NextRetry = time.Time{} })
-			select {
-			case <-ctx.Done():
-			case <-c.kick:
-				attempt, outage = 0, time.Time{}
-			}
-			continue
-		}
-		d := c.cfg.Backoff.OutageDelay(attempt, now.Sub(outage), c.cfg.Rand())
-		attempt++
-		next := c.clk.Now().Add(d)
-		msg := ""
-		if err != nil {
-			msg = err.Error()
-		}
-		c.log.Info("gateway connection down; retrying", "err", msg, "in", d)
-		// Arm the timer before announcing the wait, so an observer that
-		// reacts to the status (a test's fake clock) finds it armed.
-		t := c.clk.NewTimer(d)
-		c.setStatus(func(s *source.Status) {
-			s.State = source.StateReconnecting
-			s.Err = msg
-			s.NextRetry = next
-			s.Attempt = attempt
-		})
-		select {
-		case <-ctx.Done():
-		case <-t.C():
-		case <-c.kick:
-		case <-c.check: // the network changed: it may be back
-		}
-		t.Stop()
+// classify says what an attempt's error means to the reconnect loop.
+func classify(err error) (source.Fault, time.Duration) {
+	var we *wokeError
+	var ae *AuthError
+	var ce *ConfigError
+	switch {
+	case errors.As(err, &we):
+		// The link was fine before the sleep: redial now, no backoff.
+		return source.FaultWoke, 0
+	case errors.As(err, &ae):
+		return source.FaultCredentials, 0
+	case errors.As(err, &ce):
+		return source.FaultConfig, 0
 	}
-	return ctx.Err()
+	return source.DefaultClassify(err)
 }
 
 // connectOnce dials, handshakes, re-attaches sessions and then serves the
-// connection until it dies. connectedAt is zero if the handshake failed.
-func (c *Client) connectOnce(ctx context.Context) (connectedAt time.Time, err error) {
+// connection until it dies (one attempt of the reconnect loop).
+func (c *Client) connectOnce(ctx context.Context, l *source.Link) error {
 	dctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	ws, err := c.dial(dctx)
 	cancel()
 	if err != nil {
-		return time.Time{}, err
+		return err
 	}
 	cn := newConn(ws, c.clk.Now())
 	ready := make(chan wire.Frame, 1)
@@ -354,16 +291,15 @@ func (c *Client) connectOnce(ctx context.Context) (connectedAt time.Time, err er
 		hs.Stop()
 	case <-hs.C():
 		cn.fail(errors.New("the gateway accepted the connection but never sent gateway.ready within 10s; is this a Hermes gateway?"))
-		return time.Time{}, cn.reason()
+		return cn.reason()
 	case <-cn.done:
 		hs.Stop()
-		return time.Time{}, cn.reason()
+		return cn.reason()
 	case <-ctx.Done():
 		hs.Stop()
-		return time.Time{}, ctx.Err()
+		return ctx.Err()
 	}
 	reconnect := c.onReady(cn, first)
-	connectedAt = c.clk.Now()
 
 	c.mu.Lock()
 	c.conn = cn
@@ -376,27 +312,22 @@ func (c *Client) connectOnce(ctx context.Context) (connectedAt time.Time, err er
 		c.mu.Unlock()
 	}()
 
-	c.setStatus(func(s *source.Status) {
-		s.State = source.StateSyncing
-		s.Err = ""
-		s.NextRetry = time.Time{}
-		s.ConnectedAt = connectedAt
-	})
+	l.Syncing(nil)
 	c.negotiate(ctx, cn)
 	c.probeConn(ctx, cn)
 	c.resync(ctx, cn, reconnect)
 	select {
 	case <-cn.done:
-		return connectedAt, cn.reason()
+		return cn.reason()
 	default:
 	}
-	c.setStatus(func(s *source.Status) { s.State = source.StateConnected })
+	l.Up(nil)
 	if c.pollDue(c.clk.Now(), true) {
 		c.wakeHeartbeat() // it sleeps until the next listing too
 		go c.poll(ctx, cn)
 	}
-	c.heartbeat(ctx, cn)
-	return connectedAt, cn.reason()
+	c.heartbeat(ctx, cn, l.NetworkChanged())
+	return cn.reason()
 }
 
 // heartbeat keeps the link checked until it dies or ctx ends. It sleeps on
@@ -406,7 +337,7 @@ func (c *Client) connectOnce(ctx context.Context) (connectedAt time.Time, err er
 // wake-up also compares running time with wall time: if the wall clock
 // jumped (the laptop slept, or the clock was set) the link is redialed at
 // once instead of waiting to find out that it is dead.
-func (c *Client) heartbeat(ctx context.Context, cn *conn) {
+func (c *Client) heartbeat(ctx context.Context, cn *conn, netChanged <-chan struct{}) {
 	lastWake := c.clk.Now()
 	t := c.clk.NewTimer(PingInterval)
 	defer t.Stop()
@@ -420,7 +351,7 @@ func (c *Client) heartbeat(ctx context.Context, cn *conn) {
 			return
 		case <-cn.done:
 			return
-		case <-c.check:
+		case <-netChanged:
 			check = true
 		case <-c.rearm:
 		case <-t.C():
@@ -496,12 +427,7 @@ func (c *Client) heartbeat(ctx context.Context, cn *conn) {
 // at the next heartbeat: the network changed or the machine woke up. A link
 // that does not answer within ProbeTimeout is redialed; if the wall clock
 // jumped since the last check (a sleep) it is redialed at once.
-func (c *Client) CheckLink() {
-	select {
-	case c.check <- struct{}{}:
-	default:
-	}
-}
+func (c *Client) CheckLink() { c.sup.NetworkChanged() }
 
 // wokeError ends a link after a wall-clock jump; Run redials at once.
 type wokeError struct{ jump time.Duration }
@@ -649,13 +575,19 @@ func (c *Client) RespondApproval(ctx context.Context, sessionID, choice, request
 	if requestID != "" {
 		params["request_id"] = requestID
 	}
-	var r struct {
-		Resolved int `json:"resolved"`
-	}
-	if err := c.Call(ctx, "approval.respond", params, &r); err != nil {
+	raw, err := c.callRaw(ctx, "approval.respond", params)
+	if err != nil {
+		// Written and lost, the cause says so (an OutcomeUnknownError);
+		// else not sent, or refused with a JSON-RPC error.
 		return 0, fmt.Errorf("sending the approval answer failed: %w", err)
 	}
-	return r.Resolved, nil
+	n, err := wire.DecodeResolved(raw)
+	if err != nil {
+		// Written, and answered with something Herald does not
+		// understand: the gateway may have applied it.
+		return 0, peer.AnswerOutcome(true, false, fmt.Errorf("the gateway's answer to approval.respond did not decode: %v", err))
+	}
+	return n, nil
 }
 
 // RespondServerRequest answers the server-request form of an approval

@@ -29,10 +29,3 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string { return e.Msg }
-
-// isPermanent reports whether err should stop the reconnect loop.
-func isPermanent(err error) bool {
-	var ae *AuthError
-	var ce *ConfigError
-	return errors.As(err, &ae) || errors.As(err, &ce)
-}

@@ -248,12 +248,12 @@ func (s *Server) callLocked(c *fconn, method string, raw json.RawMessage) (any, 
 		if len(targets) == 0 {
 			s.answers = append(s.answers, Answer{Session: fs.live, RequestID: rid, Choice: choice, Via: method})
 			s.notifyLocked()
-			return map[string]any{"resolved": 0}, nil
+			return s.respondResultLocked(0), nil
 		}
 		for _, a := range targets {
 			s.resolveLocked(fs, a, choice, method, true)
 		}
-		return map[string]any{"resolved": len(targets)}, nil
+		return s.respondResultLocked(len(targets)), nil
 
 	case "session.history":
 		// Read-only, no attach (tui_gateway/server.py session.history:
@@ -562,4 +562,17 @@ func commands(task string) []string {
 		}
 	}
 	return out
+}
+
+// respondResultLocked is approval.respond's result once the gateway acted:
+// {"resolved": n}, a bool where Options.ResolvedAsBool, or the reply of
+// Faults.RespondReply.
+func (s *Server) respondResultLocked(n int) any {
+	if s.faults.RespondReply != nil {
+		return s.faults.RespondReply
+	}
+	if s.opts.ResolvedAsBool {
+		return map[string]any{"resolved": n > 0}
+	}
+	return map[string]any{"resolved": n}
 }

@@ -97,6 +97,11 @@ type Options struct {
 	// ActiveSessionLimit refuses session.create beyond this many live
 	// sessions with 4090 "at the active session limit (N/M)" (0 = none).
 	ActiveSessionLimit int
+	// ResolvedAsBool answers approval.respond with {"resolved": true}
+	// (false when nothing was pending) instead of the count, as 0.21.0
+	// did by third-party ledgers of the real gateway (see PROTOCOL.md;
+	// not confirmed from Hermes' source).
+	ResolvedAsBool bool
 }
 
 // Answer is one approval answer the gateway received.
@@ -168,6 +173,9 @@ type Faults struct {
 	Delay time.Duration
 	// RejectUpgrade answers every WebSocket upgrade with this HTTP status.
 	RejectUpgrade int
+	// RespondReply, when set, is approval.respond's result after the
+	// gateway acted on the answer: a reply Herald may not understand.
+	RespondReply json.RawMessage
 }
 
 // NewServer starts a fake gateway on a loopback port.
