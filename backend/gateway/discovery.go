@@ -602,7 +602,7 @@ func (c *Client) reattach(ctx context.Context, cn *conn, list []*session) {
 	c.mu.Unlock()
 	missed := ""
 	for _, s := range todo {
-		if reason := c.resyncSession(ctx, cn, s, false); reason != "" {
+		if reason := c.resyncSession(ctx, cn.call, s, false); reason != "" {
 			missed = reason
 		}
 	}
