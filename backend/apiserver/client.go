@@ -31,7 +31,6 @@ package apiserver
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -86,8 +85,9 @@ type Config struct {
 	// RootCAs, when set, replaces the system roots for https://.
 	RootCAs *x509.CertPool
 	// HTTPClient, when set, is used for every request (RootCAs and
-	// DialContext are then ignored). It should not follow redirects and
-	// must not have a Timeout, which would cut event streams.
+	// DialContext are then ignored), with redirects refused whatever its
+	// CheckRedirect says. It must not have a Timeout, which would cut
+	// event streams.
 	HTTPClient *http.Client
 	// DialContext, when set, replaces net.Dialer (tests put a chaos proxy
 	// in the path with it).
@@ -134,6 +134,8 @@ type Client struct {
 	log  *slog.Logger
 	base *url.URL
 	http *http.Client
+	// sup runs the reconnect loop (connectOnce).
+	sup *source.Supervisor
 	// out is the two-lane queue: approvals jump ahead of
 	// streamed text on their way to OnEvent, as on the WebSocket.
 	out *source.EventQueue
@@ -196,27 +198,17 @@ func New(cfg Config) (*Client, error) {
 		ok:   make(chan struct{}),
 	}
 	c.status = Status{Status: source.Status{Gateway: name, Kind: string(Kind), State: source.StateIdle}}
+	c.sup = source.NewSupervisor(source.SupervisorConfig{
+		Connect: c.connectOnce, Classify: classify,
+		Update: func(f func(*source.Status)) { c.setStatus(func(s *Status) { f(&s.Status) }) },
+		Clock:  c.clk, Rand: cfg.Rand, Logger: c.log, Backoff: cfg.Backoff,
+	})
 	if cfg.HTTPClient != nil {
-		c.http = cfg.HTTPClient
+		c.http = source.WithoutRedirects(cfg.HTTPClient)
 	} else {
-		dial := cfg.DialContext
-		if dial == nil {
-			dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-		}
-		// A loopback name stays on loopback; see addr.Dial.
-		dial = addr.Dial(dial)
-		c.http = &http.Client{
-			Transport: &http.Transport{
-				DialContext:           dial,
-				TLSClientConfig:       &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
-				Proxy:                 addr.Proxy,
-				MaxIdleConnsPerHost:   8,
-				IdleConnTimeout:       90 * time.Second,
-				ResponseHeaderTimeout: callTimeout,
-				TLSHandshakeTimeout:   10 * time.Second,
-			},
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+		// The one construction every transport uses: no redirects, a
+		// loopback name kept on loopback (addr.Dial).
+		c.http = source.NewHTTPClient(source.HTTPOptions{RootCAs: cfg.RootCAs, DialContext: cfg.DialContext, ResponseHeaderTimeout: callTimeout})
 	}
 	return c, nil
 }
@@ -268,7 +260,12 @@ func (c *Client) ReconnectNow() {
 	close(c.wake)
 	c.wake = make(chan struct{})
 	c.mu.Unlock()
+	c.sup.Kick()
 }
+
+// CheckLink probes the server again at once (the network changed or the
+// machine woke up), and cuts a reconnect wait short.
+func (c *Client) CheckLink() { c.sup.NetworkChanged() }
 
 func (c *Client) wakeChan() <-chan struct{} {
 	c.mu.Lock()
@@ -319,74 +316,69 @@ func (c *Client) Run(ctx context.Context) error {
 		c.setStatus(func(s *Status) { s.State = source.StateStopped; s.NextRetry = time.Time{} })
 	}()
 
-	attempt := 0
-	for ctx.Err() == nil {
-		wake := c.wakeChan()
-		c.setStatus(func(s *Status) { s.State = source.StateConnecting; s.Attempt = attempt; s.NextRetry = time.Time{} })
-		info, err := c.Probe(ctx)
-		if ctx.Err() != nil {
-			break
-		}
-		if err == nil {
-			attempt = 0
-			c.mu.Lock()
-			c.feat = info
-			c.mu.Unlock()
-			c.setStatus(func(s *Status) {
-				s.State, s.Err, s.Attempt = source.StateConnected, "", 0
-				s.ConnectedAt = c.clk.Now()
-				s.Version = info.Version
-				s.Features = info.featureStatus()
-			})
-			select {
-			case <-ctx.Done():
-			case <-wake:
-			}
-			continue
-		}
-		if permanent(err) {
-			c.refused(err)
-			select {
-			case <-ctx.Done():
-			case <-wake:
-				attempt = 0
-			}
-			continue
-		}
-		var ae *APIError
-		errors.As(err, &ae)
-		d := c.delay(attempt, ae, 0)
-		attempt++
-		c.log.Info("API server unreachable; retrying", "err", err, "in", d)
-		t := c.clk.NewTimer(d)
-		next := c.clk.Now().Add(d)
-		c.setStatus(func(s *Status) {
-			s.State = source.StateReconnecting
-			s.Err = err.Error()
-			s.NextRetry = next
-			s.Attempt = attempt
-		})
+	return c.sup.Run(ctx)
+}
+
+// connectOnce is one attempt of the reconnect loop (source.Supervisor):
+// it probes the server and, once it answered, holds the link up until the
+// user asks to reconnect or a request finds the key refused. A network
+// change probes again at once. Runs are followed on their own streams,
+// with their own retries (follow.go).
+func (c *Client) connectOnce(ctx context.Context, l *source.Link) error {
+	info, err := c.Probe(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.feat = info
+	c.mu.Unlock()
+	c.setStatus(func(s *Status) {
+		s.Version = info.Version
+		s.Features = info.featureStatus()
+	})
+	l.Up(nil)
+	for {
 		select {
 		case <-ctx.Done():
-		case <-t.C():
-		case <-wake:
+			return ctx.Err()
+		case <-l.NetworkChanged():
+			if _, err := c.Probe(ctx); err != nil {
+				return err
+			}
 		}
-		t.Stop()
 	}
-	return ctx.Err()
+}
+
+// classify says what an attempt's error means to the reconnect loop: a
+// refused key or configuration waits for the user; a Retry-After is the
+// least wait.
+func classify(err error) (source.Fault, time.Duration) {
+	var ae *APIError
+	if permanent(err) {
+		if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
+			return source.FaultCredentials, 0
+		}
+		return source.FaultConfig, 0
+	}
+	if errors.As(err, &ae) && ae.RetryAfter > 0 {
+		return source.FaultNetwork, ae.RetryAfter
+	}
+	return source.DefaultClassify(err)
 }
 
 // permanent reports errors that retrying cannot fix without a change.
 func permanent(err error) bool {
 	var ae *APIError
 	var ce *ConfigError
-	if errors.As(err, &ce) {
+	if errors.As(err, &ce) || source.IsRedirect(err) {
 		return true
 	}
 	return errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden)
 }
 
-// refused records a refusal that waits for the user.
+// refused records a refusal that a request (not the reconnect loop's
+// probe) met: the status says so at once, and the loop ends its link and
+// waits for the user, as after a refused probe.
 func (c *Client) refused(err error) {
 	st := source.StateAuthFailed
 	var ae *APIError
@@ -395,6 +387,7 @@ func (c *Client) refused(err error) {
 	}
 	c.log.Warn("API server refused Herald; waiting for a new key or a reconnect", "err", err)
 	c.setStatus(func(s *Status) { s.State = st; s.Err = err.Error(); s.NextRetry = time.Time{} })
+	c.sup.Fail(err)
 }
 
 // markOK records that a request went through: a retry wait or a refused
@@ -406,6 +399,11 @@ func (c *Client) markOK() {
 	c.mu.Unlock()
 	if !recovering(st) {
 		return
+	}
+	if st == source.StateAuthFailed {
+		// The key is accepted again: the reconnect loop, waiting for the
+		// user, probes at once.
+		c.sup.Kick()
 	}
 	c.mu.Lock()
 	close(c.ok)

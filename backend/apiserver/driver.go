@@ -77,10 +77,11 @@ func check(ctx context.Context, cfg source.Config) source.CheckResult {
 type Source struct{ c *Client }
 
 var (
-	_ source.Source     = (*Source)(nil)
-	_ source.RunStarter = (*Source)(nil)
-	_ source.Asker      = (*Source)(nil)
-	_ source.Stopper    = (*Source)(nil)
+	_ source.Source      = (*Source)(nil)
+	_ source.RunStarter  = (*Source)(nil)
+	_ source.Asker       = (*Source)(nil)
+	_ source.Stopper     = (*Source)(nil)
+	_ source.LinkChecker = (*Source)(nil)
 )
 
 // Client is the API-server client, for the API-only calls (stopping
@@ -91,6 +92,7 @@ func (a *Source) Name() string                  { return a.c.Name() }
 func (a *Source) Kind() source.Kind             { return Kind }
 func (a *Source) Status() source.Status         { return a.c.Status().Source() }
 func (a *Source) ReconnectNow()                 { a.c.ReconnectNow() }
+func (a *Source) CheckLink()                    { a.c.CheckLink() }
 func (a *Source) Unfollow(id string)            { a.c.Forget(id) }
 func (a *Source) Run(ctx context.Context) error { return a.c.Run(ctx) }
 

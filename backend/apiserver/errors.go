@@ -220,7 +220,7 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 }
 
 // peer is how messages name the API server and the advice to reach it.
-var peer = source.Peer{Name: "the API server", Reach: "check the address (default 127.0.0.1:8642) and that the Hermes gateway runs with API_SERVER_ENABLED=true"}
+var peer = source.Peer{Name: "the API server", Reach: "check the address (default 127.0.0.1:8642) and that the Hermes gateway runs with API_SERVER_ENABLED=true", Is: "a Hermes API server"}
 
 // describeNetErr turns transport errors into advice. It never includes
 // request headers, so the key cannot leak through it.

@@ -70,6 +70,10 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte, hdr
 		}
 		return nil, describeNetErr(c.base.Host, err)
 	}
+	if source.RedirectStatus(resp.StatusCode) {
+		resp.Body.Close()
+		return nil, peer.Redirected(c.base.Host, resp.StatusCode)
+	}
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 		resp.Body.Close()
@@ -108,9 +112,12 @@ func (c *Client) call(ctx context.Context, method, path string, body any, out an
 		retry := false
 		var ce *ConfigError
 		switch {
-		case policy == retryNever, errors.As(err, &ce):
+		case policy == retryNever, errors.As(err, &ce), source.IsRedirect(err):
 		case isAPI:
-			retry = ae.temporary()
+			// An answer is retried only after a status that says the
+			// server did not act (429, 503): after a 502 or 504 it may
+			// have (source.NotActed).
+			retry = ae.temporary() && (policy != retryUnsent || source.NotActed(ae.Status))
 		case isUnsent(err):
 			retry = true
 		case policy == retryAmbiguous && !isDecodeErr(err):
@@ -131,6 +138,7 @@ func (c *Client) call(ctx context.Context, method, path string, body any, out an
 }
 
 func (c *Client) callOnce(ctx context.Context, method, path string, raw []byte, out any, hdr http.Header) (http.Header, error) {
+	source.ResetWrites(ctx) // this attempt's write is what counts
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	resp, err := c.send(cctx, method, path, raw, hdr)

@@ -252,11 +252,14 @@ func (c *Client) RespondApproval(ctx context.Context, runID, choice, requestID s
 		body["request_id"] = requestID
 	}
 	var r struct {
-		Choice    string `json:"choice"`
-		Resolved  int    `json:"resolved"`
-		RequestID string `json:"request_id"`
+		Choice    string        `json:"choice"`
+		Resolved  wire.Resolved `json:"resolved"`
+		RequestID string        `json:"request_id"`
 	}
-	_, err := c.call(ctx, http.MethodPost, runPath(runID, "/approval"), body, &r, nil, retryUnsent)
+	// The one answer path (source.AnswerOutcome): once written, an answer
+	// that is not confirmed has an unknown outcome.
+	var w source.Writes
+	_, err := c.call(source.TraceWrites(ctx, &w), http.MethodPost, runPath(runID, "/approval"), body, &r, nil, retryUnsent)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusConflict && (ae.Code == "approval_not_pending" || ae.Code == "approval_not_active" || ae.Code == "") {
 		code := ae.Code
@@ -266,8 +269,8 @@ func (c *Client) RespondApproval(ctx context.Context, runID, choice, requestID s
 		return &ApprovalNotPendingError{RunID: runID, Code: code, Message: ae.Message}
 	}
 	if err != nil {
-		if sentMaybe(err) {
-			err = &OutcomeUnknownError{Cause: err}
+		err = peer.AnswerOutcome(w.Wrote(), understood(err), err)
+		if errors.Is(err, wire.ErrOutcomeUnknown) {
 			c.reconcileLater(runID, requestID)
 		}
 		return fmt.Errorf("sending the approval answer for run %s failed: %w", runID, err)
@@ -278,39 +281,30 @@ func (c *Client) RespondApproval(ctx context.Context, runID, choice, requestID s
 	if r.RequestID == "" {
 		r.RequestID = requestID
 	}
-	c.answered(runID, r.Choice, r.Resolved, r.RequestID)
+	c.answered(runID, r.Choice, int(r.Resolved), r.RequestID)
 	return nil
 }
 
-// sentMaybe reports whether a failed request may have reached the server
-// and been acted on: anything but a failure to connect, a refusal Herald
-// caused (4xx) or a proxy's "not reached" (502, 503, 504, 429).
-func sentMaybe(err error) bool {
+// understood reports whether a failed answer's error is a reply Herald
+// read and understood as not acted on (source.NotActed: a refusal, a
+// redirect, "not now"), or a refusal of Herald's own: anything else after
+// the write leaves the outcome unknown.
+func understood(err error) bool {
 	var ae *APIError
 	var ce *ConfigError
 	switch {
-	case isUnsent(err), errors.As(err, &ce):
-		return false
 	case errors.As(err, &ae):
-		return ae.Status >= 500 && !ae.temporary()
+		return source.NotActed(ae.Status)
+	case errors.As(err, &ce), source.IsRedirect(err):
+		return true
 	}
-	return true
+	return false
 }
 
 // OutcomeUnknownError is an approval answer's error when the request may
 // have reached the server before the link failed: the server may have
 // acted on it. It matches wire.ErrOutcomeUnknown.
-type OutcomeUnknownError struct{ Cause error }
-
-func (e *OutcomeUnknownError) Error() string {
-	return "the answer was sent, but the link to the API server failed before it confirmed it, so whether it took effect is unknown (" + e.Cause.Error() + ")"
-}
-
-// Is matches wire.ErrOutcomeUnknown.
-func (e *OutcomeUnknownError) Is(target error) bool { return target == wire.ErrOutcomeUnknown }
-
-// Unwrap returns the cause.
-func (e *OutcomeUnknownError) Unwrap() error { return e.Cause }
+type OutcomeUnknownError = source.OutcomeUnknownError
 
 // answered confirms an approval answer in the event stream when no live
 // stream of the run will (polling mode).
