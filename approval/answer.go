@@ -162,9 +162,12 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 	case unknown && it.responded != "":
 		// The reply was lost, but the server's stream already said how
 		// the request ended.
-		choice := it.responded
+		choice, how := it.responded, it.respondedHow
+		if how == "" {
+			how = "the API server reported the answer " + VisibleLine(choice)
+		}
 		in.toSentUnknown(it, scrub(serr.Error()), now)
-		in.learnedLocked(it, choice != ChoiceDeny, "the API server reported the answer "+VisibleLine(choice), now)
+		in.learnedLocked(it, choice != ChoiceDeny, how, now)
 		if it.State != StateResolved {
 			return &EndedError{Kind: it.Kind, State: it.State, Outcome: it.Outcome, Sent: true, Cause: serr}
 		}

@@ -167,7 +167,7 @@ func (in *Inbox) respondedLocked(ev wire.Event, now time.Time) {
 		// Reported before the answer's own reply: kept for it, in case
 		// that reply is lost (settleLocked).
 		if len(p.Choice) <= 16 {
-			it.responded = p.Choice
+			it.responded, it.respondedHow = p.Choice, ""
 		}
 	case StateSentUnknown:
 		in.learnedLocked(it, p.Choice != ChoiceDeny, "the API server reported the answer "+VisibleLine(p.Choice), now)
@@ -197,6 +197,33 @@ func (in *Inbox) answeredElsewhereLocked(ev wire.Event, n int, choice string, no
 	for _, it := range open[:n] {
 		in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: "another client answered it (" + choice + ")"}}, now)
 	}
+}
+
+// answeredLocked applies a request.cancel "resolved" that says who
+// answered (wire.CancelPayload.Answered: the Herald bridge's poll names
+// the client): this Herald, with its choice, settles an answer of
+// unknown outcome as Herald's own (or, still answering, keeps the choice
+// for its result, as approval.responded does); another client ends the
+// request as settled elsewhere, Herald's answer not taken. It reports
+// whether it applied.
+func (in *Inbox) answeredLocked(it *item, cp *wire.CancelPayload, now time.Time) bool {
+	if cp.Answered != wire.AnsweredHere && cp.Answered != wire.AnsweredElsewhere || len(cp.Choice) > 16 {
+		return false
+	}
+	choice := VisibleLine(cp.Choice)
+	switch {
+	case cp.Answered == wire.AnsweredHere && it.State == StateAnswering:
+		it.responded, it.respondedHow = cp.Choice, "the Herald bridge reported this Herald's answer "+choice
+		return true
+	case cp.Answered == wire.AnsweredHere && it.State == StateSentUnknown && cp.Choice == it.Outcome.Choice:
+		in.learnedLocked(it, cp.Choice != ChoiceDeny, "the Herald bridge reported this Herald's answer "+choice, now)
+		return true
+	case cp.Answered == wire.AnsweredElsewhere && it.State == StateSentUnknown:
+		in.toEnded(it, ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere,
+			Detail: fmt.Sprintf("Herald's answer %q did not take effect: another client answered first (%s), as the Herald bridge reported", it.Outcome.Choice, choice)}}, now)
+		return true
+	}
+	return false
 }
 
 // errUnconfirmedWrite is why an answer written to a request Herald does

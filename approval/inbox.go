@@ -106,10 +106,12 @@ type item struct {
 	// hint is what the gateway reported while an answer was in flight; it
 	// decides the outcome once the send returns.
 	hint *ending
-	// responded is the choice the API server's approval.responded named
-	// while Herald's answer was in flight: if the send then fails with an
-	// unknown outcome, the server has already said how it ended.
-	responded string
+	// responded is the choice the API server's approval.responded (or the
+	// Herald bridge's poll) named while Herald's answer was in flight: if
+	// the send then fails with an unknown outcome, the server has already
+	// said how it ended. respondedHow names that evidence ("": the API
+	// server's approval.responded).
+	responded, respondedHow string
 	// awaitsResponded: Herald's id-less answer was confirmed by its reply,
 	// and an API server's approval.responded for it may still come (see
 	// respondedLocked): that report is Herald's own answer.

@@ -291,6 +291,9 @@ func (in *Inbox) cancelLocked(ev wire.Event, now time.Time) {
 		e.out.Detail = "the gateway restarted (a new replay epoch), so it no longer waits for this request; anything it asks again is a new request"
 	}
 	for _, it := range targets {
+		if cp != nil && reason == "resolved" && in.answeredLocked(it, cp, now) {
+			continue
+		}
 		if it.State == StateSentUnknown && (reason == notPendingAfterReconnect || reason == "resolved") {
 			// Settled while the link was down, by Herald's answer or
 			// another client's: still unknown, said plainly, until the

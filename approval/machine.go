@@ -202,7 +202,7 @@ func (in *Inbox) enter(kind ChangeKind, it *item, now time.Time) {
 		it.Uncertain, it.restored = false, false
 	}
 	if it.State != StateAnswering {
-		it.hint, it.responded, it.reusedInFlight = nil, "", false
+		it.hint, it.responded, it.respondedHow, it.reusedInFlight = nil, "", "", false
 	}
 	in.emitLocked(kind, it, now)
 }
