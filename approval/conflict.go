@@ -67,7 +67,7 @@ func (in *Inbox) reusedIDLocked(r Request, ev wire.Event, now time.Time) (confli
 		switch {
 		case it.Epoch != "" && r.Epoch != "" && it.Epoch != r.Epoch:
 			in.endLocked(it, gatewayRestarted, now)
-		case sameSession(it.Request, r) && r.Command != "" && (it.Command == r.Command || it.Command == Redact(r.Command)):
+		case sameSession(it.Request, r) && r.Command != "" && (it.commandIs(r.Command) || it.commandIs(Redact(r.Command))):
 			if it.restored && it.State == StatePending {
 				in.adoptLocked(it, r, now)
 			} else {
@@ -131,15 +131,20 @@ func (in *Inbox) placeLocked(r Request, now time.Time) (key string, same *item, 
 		if !ok {
 			return key, nil, n > 1
 		}
-		if sameRequest(old.Request, r) {
+		if old.sameRequest(r) {
 			return key, old, false
 		}
 	}
 }
 
-// sameRequest reports whether b is a re-delivery of a.
-func sameRequest(a, b Request) bool {
-	return a.Command == b.Command && a.CommandBytes == b.CommandBytes
+// sameRequest reports whether b is a re-delivery of it (whose command
+// may have been cut since it ended).
+func (it *item) sameRequest(b Request) bool {
+	size := it.CommandBytes
+	if it.cut != nil {
+		size = it.cut.bytes
+	}
+	return it.commandIs(b.Command) && size == b.CommandBytes
 }
 
 // conflictText is the Conflict of requests sharing an id.

@@ -49,9 +49,10 @@ type Options struct {
 	// Inbox; it should not block for long.
 	Notify func(Change)
 	// MaxCommandBytes, MaxPending and MaxEnded bound what a gateway can
-	// make the inbox hold (defaults DefaultMaxCommandBytes,
-	// DefaultMaxPending, DefaultMaxEnded; see limits.go).
-	MaxCommandBytes, MaxPending, MaxEnded int
+	// make the inbox hold, MaxArrivalsPerMinute how fast (defaults
+	// DefaultMaxCommandBytes, DefaultMaxPending, DefaultMaxEnded,
+	// DefaultMaxArrivalsPerMinute; see limits.go).
+	MaxCommandBytes, MaxPending, MaxEnded, MaxArrivalsPerMinute int
 	// SessionTitle returns the title a gateway gives a session (live id,
 	// stored id), "" when none; each arrival records it as
 	// Request.SessionTitle. It is called under the inbox's lock and must
@@ -131,6 +132,9 @@ type item struct {
 	// restart made it deny-only; a listing by its id gives them back
 	// (see listedLocked).
 	recorded []string
+	// cut, once the request ended, stands for its command when that was
+	// cut to endedCommandBytes (see cutEndedLocked).
+	cut *cutCommand
 	// counted is how the item is counted in Inbox.live/ended (see count).
 	counted counted
 }
@@ -164,8 +168,10 @@ type Inbox struct {
 	draining bool
 	auditErr string
 
-	maxCommand, maxPending, maxEnded int
-	title                            func(gateway, session, stored string) string
+	maxCommand, maxPending, maxEnded, maxPerMinute int
+	title                                          func(gateway, session, stored string) string
+	// rate counts each gateway's arrivals taken in this minute.
+	rate map[string]*arrivals
 	// live and ended count each gateway's requests by state, kept up to
 	// date on every change (emitLocked), so bounds cost no scan.
 	live, ended map[string]int
@@ -199,10 +205,12 @@ func New(opt Options) *Inbox {
 		fault:     opt.fault,
 		stop:      make(chan struct{}),
 
-		maxCommand: opt.MaxCommandBytes,
-		maxPending: opt.MaxPending,
-		maxEnded:   opt.MaxEnded,
-		done:       make(chan struct{}),
+		maxCommand:   opt.MaxCommandBytes,
+		maxPending:   opt.MaxPending,
+		maxEnded:     opt.MaxEnded,
+		maxPerMinute: opt.MaxArrivalsPerMinute,
+		rate:         map[string]*arrivals{},
+		done:         make(chan struct{}),
 	}
 	if in.clk == nil {
 		in.clk = clock.Real{}
@@ -221,6 +229,9 @@ func New(opt Options) *Inbox {
 	}
 	if in.maxEnded <= 0 {
 		in.maxEnded = DefaultMaxEnded
+	}
+	if in.maxPerMinute <= 0 {
+		in.maxPerMinute = DefaultMaxArrivalsPerMinute
 	}
 	in.timer = in.clk.NewTimer(time.Hour)
 	in.timer.Stop()
@@ -319,7 +330,7 @@ func (in *Inbox) tidyLocked(now time.Time) {
 		in.capEndedLocked(over, now)
 	}
 	if len(in.floods) > 0 {
-		in.settleFloodsLocked()
+		in.settleFloodsLocked(now)
 	}
 }
 
@@ -337,6 +348,12 @@ func (in *Inbox) rearmLocked(now time.Time) {
 			next = at
 		}
 	}
+	for _, f := range in.floods {
+		// A flood over the arrivals a minute ends with its minute.
+		if f.Active && f.rateUntil.After(now) && (next.IsZero() || f.rateUntil.Before(next)) {
+			next = f.rateUntil
+		}
+	}
 	switch {
 	case next.Equal(in.armed):
 	case next.IsZero():
@@ -351,6 +368,9 @@ func (in *Inbox) emitLocked(kind ChangeKind, it *item, now time.Time) {
 	in.checkLocked(it)
 	in.countLocked(it, kind == ChangeRemoved)
 	in.out = append(in.out, Change{Kind: kind, At: now, Request: it.clone()})
+	if kind != ChangeRemoved && !it.State.Live() {
+		in.cutEndedLocked(it) // recorded whole above
+	}
 }
 
 // flush records and notifies queued changes. One caller drains at a time,

@@ -97,10 +97,11 @@ func (in *Inbox) arriveLocked(ev wire.Event, decodeErr error, now time.Time) {
 	switch why := unanswerable(r, ok, decodeErr, tooLong); {
 	case why != "":
 		in.admitFailedLocked(it, why, now)
-	case in.liveLocked(r.Gateway) >= in.maxPending:
-		in.refuseLocked(r, now)
-		return
 	default:
+		if over := in.overLimitLocked(r.Gateway, now); over != "" {
+			in.refuseLocked(r, over, now)
+			return
+		}
 		in.admitLocked(it, now)
 	}
 	if it.Conflict != "" {

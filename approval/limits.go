@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sort"
@@ -25,6 +26,16 @@ const (
 	// in memory per gateway; the oldest leave first (the audit log keeps
 	// them).
 	DefaultMaxEnded = 2000
+	// DefaultMaxArrivalsPerMinute is Options.MaxArrivalsPerMinute's
+	// default: requests taken in per gateway within a minute. A gateway
+	// (or a bridge route) that churns requests, asking and withdrawing
+	// them so that few are open at once, is refused past it and shown as
+	// flooding, as one past DefaultMaxPending is.
+	DefaultMaxArrivalsPerMinute = 256
+	// endedCommandBytes is how much of its command an ended request keeps
+	// in memory (the audit log has the whole one, recorded as it ended):
+	// 2,000 ended requests of 30 KB would otherwise hold 60 MB.
+	endedCommandBytes = 1 << 10
 	// MaxDescriptionBytes bounds a request's description.
 	MaxDescriptionBytes = 4 << 10
 	// MaxIDBytes bounds request, queue and session ids; a request with a
@@ -65,12 +76,22 @@ type Flood struct {
 	// the latest refusal hit (its queue, or its open server requests),
 	// rather than the inbox's Limit.
 	Bound string `json:"bound,omitempty"`
+	// PerMinute, when set, is the arrivals a minute that the latest
+	// refusal exceeded (Options.MaxArrivalsPerMinute), rather than
+	// Limit open ones.
+	PerMinute int `json:"per_minute,omitempty"`
+	// rateUntil: the flood stays active until then (the end of the
+	// minute whose arrivals went over PerMinute).
+	rateUntil time.Time
 }
 
 // Message says what happened and what to do, for every surface.
 func (f Flood) Message() string {
 	if f.Bound != "" {
 		return fmt.Sprintf("gateway %s flooded Herald at %s: %d requests were refused (latest: %s; not shown, not answered: the gateway times them out and does not run them). Check what the agent is doing", f.Gateway, f.Since.Format("15:04:05"), f.Refused, f.Bound)
+	}
+	if f.Active && f.PerMinute > 0 {
+		return fmt.Sprintf("gateway %s is flooding Herald: it sent more than %d requests within a minute, the most Herald takes; %d were refused (not shown, not answered: the gateway times them out and does not run them). Check what the agent is doing", f.Gateway, f.PerMinute, f.Refused)
 	}
 	if f.Active {
 		return fmt.Sprintf("gateway %s is flooding Herald: it has %d approvals open, the most Herald takes; %d more were refused (not shown, not answered: the gateway times them out and does not run them). Answer or deny the open ones, and check what the agent is doing", f.Gateway, f.Limit, f.Refused)
@@ -170,12 +191,49 @@ func (in *Inbox) decLocked(m map[string]int, gw string) {
 	}
 }
 
-// refuseLocked records an arrival over the gateway's limit.
-func (in *Inbox) refuseLocked(r Request, now time.Time) {
+// arrivals counts a gateway's requests taken in since start, a minute at
+// most.
+type arrivals struct {
+	start time.Time
+	n     int
+}
+
+// overLimitLocked says why the gateway's next arrival is refused ("" when
+// it is taken in, and then counts it toward this minute's arrivals): it
+// already has maxPending requests open, or maxPerMinute arrived within
+// the minute.
+func (in *Inbox) overLimitLocked(gw string, now time.Time) string {
+	if in.liveLocked(gw) >= in.maxPending {
+		return fmt.Sprintf("gateway %s already has %d approvals open (Herald's limit)", gw, in.maxPending)
+	}
+	a := in.rate[gw]
+	if a == nil || now.Sub(a.start) >= time.Minute || now.Before(a.start) {
+		if a == nil {
+			a = &arrivals{}
+			in.rate[gw] = a
+		}
+		a.start, a.n = now, 0
+	}
+	if a.n >= in.maxPerMinute {
+		return fmt.Sprintf("gateway %s sent more than %d requests within a minute (Herald's limit)", gw, in.maxPerMinute)
+	}
+	a.n++
+	return ""
+}
+
+// refuseLocked records an arrival over the gateway's limit (over says
+// which, from overLimitLocked).
+func (in *Inbox) refuseLocked(r Request, over string, now time.Time) {
 	// The gateway answers this form in arrival order: once it holds a
 	// request Herald never showed, a later answer could reach it.
 	poison := !r.Kind.IsPrompt() && r.Dialect == DialectEvent && r.QueueID == ""
-	in.refuseNLocked(r, 1, poison, fmt.Sprintf("refused: gateway %s already has %d approvals open (Herald's limit); not shown or answered, so the gateway times it out and does not run it", r.Gateway, in.maxPending), "", now)
+	in.refuseNLocked(r, 1, poison, "refused: "+over+"; not shown or answered, so the gateway times it out and does not run it", "", now)
+	f := in.floods[r.Gateway]
+	if a := in.rate[r.Gateway]; a != nil && a.n >= in.maxPerMinute && in.liveLocked(r.Gateway) < in.maxPending {
+		f.PerMinute, f.rateUntil = in.maxPerMinute, a.start.Add(time.Minute)
+	} else {
+		f.PerMinute = 0
+	}
 }
 
 // refusedLocked records requests that the gateway's transport refused
@@ -232,7 +290,8 @@ func (in *Inbox) refuseNLocked(r Request, n int, poison bool, why, bound string,
 	f.Refused += n
 	f.Bound = bound
 	f.Last = now
-	f.LastCommand, _ = Truncate(r.Command, 200)
+	last, _ := Truncate(r.Command, 200)
+	f.LastCommand = strings.Clone(last) // not a window on the whole command
 	if poison {
 		// Bounded: past maxPoisoned sessions the whole gateway's
 		// arrival-order approvals are deny-only.
@@ -245,19 +304,56 @@ func (in *Inbox) refuseNLocked(r Request, n int, poison bool, why, bound string,
 		if !r.Truncated {
 			r.CommandBytes = len(r.Command)
 		}
-		r.Command, r.Truncated = cmd, true
+		// A copy: the log's batch must not keep the whole command alive.
+		r.Command, r.Truncated = strings.Clone(cmd), true
 	}
 	in.out = append(in.out, Change{Kind: ChangeRefused, At: now, Request: refusedRecord(r, why, now).clone(), Refused: n})
 }
 
 // settleFloodsLocked marks floods over once their gateway is below the
-// limit again.
-func (in *Inbox) settleFloodsLocked() {
+// limits again: fewer than maxPending open, and the minute that went over
+// maxPerMinute past.
+func (in *Inbox) settleFloodsLocked(now time.Time) {
 	for gw, f := range in.floods {
-		if f.Active && in.liveLocked(gw) < in.maxPending {
+		if f.Active && in.liveLocked(gw) < in.maxPending && !now.Before(f.rateUntil) {
 			f.Active = false
 		}
 	}
+}
+
+// cutCommand stands for the whole command of an ended request whose
+// command was cut: its digest, and its CommandBytes and Truncated before.
+type cutCommand struct {
+	sum       [sha256.Size]byte
+	bytes     int
+	truncated bool
+}
+
+// cutEndedLocked cuts the command an ended request keeps in memory to
+// endedCommandBytes, marked as truncated with its size, as a command
+// over MaxCommandBytes is (the audit log recorded it whole as it ended).
+// Its digest stays, so a re-delivery of the same request is still
+// recognised (sameRequest).
+func (in *Inbox) cutEndedLocked(it *item) {
+	if it.cut != nil || len(it.Command) <= endedCommandBytes {
+		return
+	}
+	it.cut = &cutCommand{sum: sha256.Sum256([]byte(it.Command)), bytes: it.CommandBytes, truncated: it.Truncated}
+	if !it.Truncated {
+		it.CommandBytes = len(it.Command)
+	}
+	cut, _ := Truncate(it.Command, endedCommandBytes)
+	it.Command = strings.Clone(cut) // a copy: the whole command is let go
+	it.Truncated = true
+}
+
+// commandIs reports whether the request's command is cmd (compared by
+// digest once it was cut).
+func (it *item) commandIs(cmd string) bool {
+	if it.cut == nil {
+		return it.Command == cmd
+	}
+	return sha256.Sum256([]byte(cmd)) == it.cut.sum
 }
 
 // floodsLocked lists the floods by gateway.

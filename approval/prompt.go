@@ -170,8 +170,8 @@ func (in *Inbox) arrivePromptLocked(ev wire.Event, decodeErr error, now time.Tim
 			in.rearmRequestLocked(old, ev, now)
 			continue
 		}
-		if in.liveLocked(r.Gateway) >= in.maxPending {
-			in.refuseLocked(r, now) // a flood of prompts is bounded like approvals
+		if over := in.overLimitLocked(r.Gateway, now); over != "" {
+			in.refuseLocked(r, over, now) // a flood of prompts is bounded like approvals
 			continue
 		}
 		in.admitLocked(&item{Request: r, toolSeen: true}, now)
