@@ -23,10 +23,8 @@
 package bridge
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
@@ -59,9 +57,18 @@ const (
 	MaxItems  = 128              // approvals and notices in one poll
 	PollWait  = 8 * time.Second  // the plugin's bound: a long-poll holds up the dashboard's shutdown
 	httpSlack = 15 * time.Second // beyond PollWait before a poll is given up
+	// MinPollInterval is the least time between the starts of two polls.
+	// A route answers a long-poll as soon as something changes; one that
+	// answers every poll at once (a churning or hostile route) is polled
+	// at this pace, not as fast as it answers.
+	MinPollInterval = time.Second
+	// maxKeptCommand bounds the command the client keeps of a request it
+	// delivered (to end it, or answer it after it left the poll): the
+	// inbox has the whole one.
+	maxKeptCommand = 1 << 10
 )
 
-var peer = source.Peer{Name: "the Hermes dashboard", Reach: "check the gateway's address and that the Hermes dashboard is running"}
+var peer = source.Peer{Name: "the Hermes dashboard", Reach: "check the gateway's address and that the Hermes dashboard is running", Is: "a Herald bridge"}
 
 // Origin is where an approval was asked, as the plugin's observer hooks saw it.
 type Origin struct {
@@ -130,12 +137,14 @@ type Item struct {
 	Origin         Origin   `json:"origin"`
 }
 
-// Ended is a request or notice that left the poll, with why.
+// Ended is a request or notice that left the poll, with why: an answered
+// one names the choice and the client that answered (By, its client id).
 type Ended struct {
 	ID      string `json:"id"`
 	Kind    string `json:"kind"`
 	Outcome string `json:"outcome"`
 	Choice  string `json:"choice,omitempty"`
+	By      string `json:"by,omitempty"`
 }
 
 // State is one poll response.
@@ -146,6 +155,10 @@ type State struct {
 	Items    []Item  `json:"items"`
 	Recent   []Ended `json:"recent"`
 	Watchers int     `json:"watchers"`
+	// seq numbers the poll (Client.polls when it was sent); held: it
+	// asked the route to hold it until something changed.
+	seq  int64
+	held bool
 }
 
 // Config configures a Client.
@@ -159,7 +172,8 @@ type Config struct {
 	Token string
 	// RootCAs, when set, replaces the system roots for https.
 	RootCAs *x509.CertPool
-	// HTTP overrides the HTTP client (tests).
+	// HTTP overrides the HTTP client (tests); its redirects are refused
+	// all the same.
 	HTTP *http.Client
 	// ClientID names this Herald to the plugin (default: random).
 	ClientID string
@@ -180,7 +194,7 @@ type Client struct {
 	cfg  Config
 	base *url.URL
 	hc   *http.Client
-	kick chan struct{}
+	sup  *source.Supervisor
 
 	mu       sync.Mutex
 	status   source.Status
@@ -193,19 +207,44 @@ type Client struct {
 	ended  map[string]Item
 	endedQ []string
 	resync bool // the next poll returns at once (after a failure)
+	// polls counts the polls sent (State.seq).
+	polls int64
 	// answering holds the ids with an answer on its way; a poll that finds
-	// one gone leaves its end to the answer's result (the outcome it saw
-	// is kept here), so Herald's own answer never reads as "elsewhere".
-	answering map[string]*string
+	// one gone leaves its end to the answer's result (what it saw is kept
+	// here), so Herald's own answer never reads as "elsewhere".
+	answering map[string]*Ended
+	// unsure holds the answers whose outcome is unknown (written, reply
+	// lost), by id: the next poll settles each (settleUnsureLocked).
+	unsure map[string]unsureAnswer
+}
+
+// unsureAnswer is an answer of unknown outcome, waiting for a poll.
+type unsureAnswer struct {
+	item     Item
+	instance string
+	choice   string
+	// after is Client.polls when the answer failed: only a poll sent
+	// after it can settle it.
+	after int64
 }
 
 const maxEnded = 256
+
+// kept is what the client keeps of a delivered request: all of it but
+// the command, which it cuts (the inbox has the whole one).
+func kept(it Item) Item {
+	if len(it.Command) > maxKeptCommand {
+		it.Command = strings.Clone(it.Command[:maxKeptCommand]) // a copy: the whole one is let go
+	}
+	it.PatternKeys = nil
+	return it
+}
 
 func (c *Client) rememberLocked(it Item) {
 	if _, ok := c.ended[it.ID]; ok {
 		return
 	}
-	c.ended[it.ID] = it
+	c.ended[it.ID] = kept(it)
 	c.endedQ = append(c.endedQ, it.ID)
 	if len(c.endedQ) > maxEnded {
 		delete(c.ended, c.endedQ[0])
@@ -233,19 +272,22 @@ func New(cfg Config) (*Client, error) {
 		_, _ = rand.Read(b)
 		cfg.ClientID = "herald-" + hex.EncodeToString(b)
 	}
-	hc := cfg.HTTP
-	if hc == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		// Trust by the address dialled: a loopback target stays on
-		// loopback and never goes through a proxy (backend/addr).
-		tr.Proxy, tr.DialContext = addr.Proxy, addr.Dial(tr.DialContext)
-		if cfg.RootCAs != nil {
-			tr.TLSClientConfig = &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}
-		}
-		hc = &http.Client{Transport: tr}
+	// The one construction every transport uses: no redirects (the
+	// token must never follow one), a loopback target kept on loopback
+	// and never proxied (backend/addr).
+	var hc *http.Client
+	if cfg.HTTP != nil {
+		hc = source.WithoutRedirects(cfg.HTTP)
+	} else {
+		hc = source.NewHTTPClient(source.HTTPOptions{RootCAs: cfg.RootCAs})
 	}
-	c := &Client{cfg: cfg, base: base, hc: hc, kick: make(chan struct{}, 1), known: map[string]Item{}, ended: map[string]Item{}, answering: map[string]*string{}}
+	c := &Client{cfg: cfg, base: base, hc: hc, known: map[string]Item{}, ended: map[string]Item{},
+		answering: map[string]*Ended{}, unsure: map[string]unsureAnswer{}}
 	c.status = source.Status{Gateway: cfg.Name, Kind: string(Kind), State: source.StateIdle}
+	c.sup = source.NewSupervisor(source.SupervisorConfig{
+		Connect: c.connectOnce, Classify: classify, Update: c.setStatus,
+		Clock: cfg.Clock, Rand: cfg.Rand, Logger: cfg.Logger.With("bridge", cfg.Name), Backoff: cfg.Backoff,
+	})
 	return c, nil
 }
 
@@ -270,13 +312,13 @@ func (c *Client) Status() source.Status {
 	return c.status
 }
 
-// ReconnectNow cuts a backoff wait short.
-func (c *Client) ReconnectNow() {
-	select {
-	case c.kick <- struct{}{}:
-	default:
-	}
-}
+// ReconnectNow polls again at once: it cuts a backoff wait short and
+// ends the wait after a refusal.
+func (c *Client) ReconnectNow() { c.sup.Kick() }
+
+// CheckLink polls again at once (the network changed or the machine woke
+// up): a poll in flight is given up, a backoff wait cut short.
+func (c *Client) CheckLink() { c.sup.NetworkChanged() }
 
 // Follow is not needed: the bridge sees every session of its profile.
 func (c *Client) Follow(context.Context, string) error {
@@ -301,55 +343,94 @@ func (c *Client) setStatus(f func(*source.Status)) {
 	}
 }
 
-// Run polls the route until ctx ends.
-func (c *Client) Run(ctx context.Context) error {
-	defer c.setStatus(func(s *source.Status) { s.State = source.StateStopped })
-	attempt := 0
-	for ctx.Err() == nil {
-		c.setStatus(func(s *source.Status) {
-			if s.State != source.StateConnected {
-				s.State = source.StateConnecting
-			}
-			s.Dials++
-		})
-		st, err := c.poll(ctx)
-		if err == nil {
-			attempt = 0
-			c.apply(st)
-			continue
+// Run polls the route until ctx ends. The reconnect loop is the one
+// every transport shares (source.Supervisor); connectOnce is one attempt
+// of it.
+func (c *Client) Run(ctx context.Context) error { return c.sup.Run(ctx) }
+
+// classify says what a poll's error means to the reconnect loop: a
+// refused token, a dashboard without the plugin and a redirect (not a
+// Herald bridge) wait for the user.
+func classify(err error) (source.Fault, time.Duration) {
+	var he *httpError
+	if errors.As(err, &he) {
+		switch he.code {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return source.FaultCredentials, 0
+		case http.StatusNotFound:
+			return source.FaultConfig, 0
 		}
-		if ctx.Err() != nil {
-			break
-		}
-		state := source.StateReconnecting
-		var he *httpError
-		if errors.As(err, &he) {
-			switch he.code {
-			case http.StatusUnauthorized, http.StatusForbidden:
-				state = source.StateAuthFailed
-			case http.StatusNotFound:
-				state = source.StateConfigError
-			}
-		}
-		delay := c.cfg.Backoff.Delay(attempt, c.cfg.Rand())
-		if state.NeedsUser() && delay < 30*time.Second {
-			delay = 30 * time.Second // the user has to act on the host; poll now and then
-		}
-		attempt++
-		c.setStatus(func(s *source.Status) {
-			s.State, s.Err, s.Attempt = state, err.Error(), attempt
-			s.NextRetry = c.cfg.Clock.Now().Add(delay)
-		})
-		c.lost()
-		t := c.cfg.Clock.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-		case <-t.C():
-		case <-c.kick:
-		}
-		t.Stop()
 	}
-	return ctx.Err()
+	return source.DefaultClassify(err)
+}
+
+// errNetworkChanged ends a poll in flight when the network changed.
+var errNetworkChanged = errors.New("the network changed")
+
+// connectOnce polls until a poll fails (one attempt of the reconnect
+// loop). A long-poll that returned without waiting (sooner than
+// MinPollInterval after it was sent: the route answers at once, or churns)
+// is followed by the next one only MinPollInterval after it was sent; one
+// that held until something changed is followed at once, as is a poll
+// that asked not to wait (the first, and the one after a failure). A
+// network change gives up the poll in flight and polls again at once.
+func (c *Client) connectOnce(ctx context.Context, l *source.Link) error {
+	for {
+		sent := c.cfg.Clock.Now()
+		c.setStatus(func(s *source.Status) { s.Dials++ })
+		st, err := c.pollWatching(ctx, l)
+		switch {
+		case errors.Is(err, errNetworkChanged):
+			c.lost() // the next poll returns at once
+			continue
+		case err != nil:
+			c.lost()
+			return err
+		}
+		c.apply(st, l)
+		if st.held {
+			if err := c.pace(ctx, sent); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// pace waits until MinPollInterval has passed since last, on the clock.
+func (c *Client) pace(ctx context.Context, last time.Time) error {
+	d := last.Add(MinPollInterval).Sub(c.cfg.Clock.Now())
+	if d <= 0 {
+		return nil
+	}
+	t := c.cfg.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C():
+		return nil
+	}
+}
+
+// pollWatching is one poll, given up with errNetworkChanged when the
+// network changes meanwhile.
+func (c *Client) pollWatching(ctx context.Context, l *source.Link) (State, error) {
+	pctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-l.NetworkChanged():
+			cancel(errNetworkChanged)
+		case <-stop:
+		}
+	}()
+	st, err := c.poll(pctx)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(pctx), errNetworkChanged) {
+		return State{}, errNetworkChanged
+	}
+	return st, err
 }
 
 // lost marks the route unreachable. What it showed stays: the plugin keeps
@@ -394,6 +475,8 @@ func (c *Client) poll(ctx context.Context) (State, error) {
 	q := url.Values{"instance": {c.instance}, "cursor": {strconv.FormatInt(c.cursor, 10)}, "client": {c.cfg.ClientID}}
 	first := c.instance == "" || c.resync
 	c.resync = false
+	c.polls++
+	seq := c.polls
 	c.mu.Unlock()
 	wait := PollWait
 	if first {
@@ -412,9 +495,12 @@ func (c *Client) poll(ctx context.Context) (State, error) {
 		return State{}, peer.DescribeNetErr(c.base.Host, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	body, err := readBody(resp, MaxBody)
 	if err != nil {
 		return State{}, peer.DescribeNetErr(c.base.Host, err)
+	}
+	if source.RedirectStatus(resp.StatusCode) {
+		return State{}, peer.Redirected(c.base.Host, resp.StatusCode) // not a Herald bridge
 	}
 	if resp.StatusCode != http.StatusOK {
 		return State{}, &httpError{code: resp.StatusCode, detail: detailOf(body)}
@@ -432,7 +518,23 @@ func (c *Client) poll(ctx context.Context) (State, error) {
 	if len(st.Items) > MaxItems {
 		st.Items = st.Items[:MaxItems]
 	}
+	if len(st.Recent) > maxEnded {
+		st.Recent = st.Recent[len(st.Recent)-maxEnded:]
+	}
+	st.seq, st.held = seq, wait > 0
 	return st, nil
+}
+
+// readBody reads up to limit+1 bytes of resp's body (one more than the
+// limit says it is over), in one buffer of the size the response
+// announces when it does: a poll of a few MiB is not read by doubling.
+func readBody(resp *http.Response, limit int64) ([]byte, error) {
+	if n := resp.ContentLength; n > 0 && n <= limit {
+		b := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, b)
+		return b, err
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, limit+1))
 }
 
 func (c *Client) auth(req *http.Request) {
@@ -457,7 +559,7 @@ func detailOf(body []byte) string {
 }
 
 // apply reports what changed since the last poll.
-func (c *Client) apply(st State) {
+func (c *Client) apply(st State, l *source.Link) {
 	now := c.cfg.Clock.Now()
 	c.mu.Lock()
 	oldInst := c.instance
@@ -465,20 +567,22 @@ func (c *Client) apply(st State) {
 	var gone []Item
 	if restarted {
 		for _, it := range c.known {
-			gone = append(gone, it)
+			if _, ok := c.unsure[it.ID]; !ok {
+				gone = append(gone, it)
+			}
 		}
 		c.known = map[string]Item{}
 	}
-	seen := make(map[string]bool, len(st.Items))
-	var arrived []Item
-	for _, it := range st.Items {
-		if it.ID == "" || seen[it.ID] {
+	seen := make(map[string]int, len(st.Items)) // index in st.Items
+	var arrived []int
+	for i, it := range st.Items {
+		if _, dup := seen[it.ID]; it.ID == "" || dup {
 			continue
 		}
-		seen[it.ID] = true
+		seen[it.ID] = i
 		if _, ok := c.known[it.ID]; !ok {
-			c.known[it.ID] = it
-			arrived = append(arrived, it)
+			c.known[it.ID] = kept(it)
+			arrived = append(arrived, i)
 		}
 	}
 	recent := make(map[string]Ended, len(st.Recent))
@@ -486,16 +590,22 @@ func (c *Client) apply(st State) {
 		recent[e.ID] = e
 	}
 	for id, it := range c.known {
-		if !seen[id] {
-			delete(c.known, id)
-			c.rememberLocked(it)
-			if out, busy := c.answering[id]; busy && !restarted {
-				*out = firstOf(recent[id].Outcome, "gone")
-				continue
-			}
-			gone = append(gone, it)
+		if _, ok := seen[id]; ok {
+			continue
 		}
+		delete(c.known, id)
+		c.rememberLocked(it)
+		if out, busy := c.answering[id]; busy && !restarted {
+			*out = recent[id]
+			out.ID, out.Outcome = id, firstOf(out.Outcome, "gone")
+			continue
+		}
+		if _, ok := c.unsure[id]; ok {
+			continue // settled below
+		}
+		gone = append(gone, it)
 	}
+	settle := c.settleUnsureLocked(st, seen, recent, restarted)
 	c.instance, c.cursor = st.Instance, st.Cursor
 	c.mu.Unlock()
 	for _, it := range gone {
@@ -508,16 +618,18 @@ func (c *Client) apply(st State) {
 		if restarted {
 			why = wire.CancelGatewayRestarted
 		}
-		c.end(inst, it, e.Outcome, why, now)
+		c.end(inst, it, e, why, now)
 	}
-	for _, it := range arrived {
-		c.arrive(st.Instance, it, now)
+	for _, f := range settle {
+		f(now)
 	}
-	c.setStatus(func(s *source.Status) {
-		if s.State != source.StateConnected {
-			s.ConnectedAt = now
-		}
-		s.State, s.Err, s.Attempt, s.NextRetry = source.StateConnected, "", 0, time.Time{}
+	for _, i := range arrived {
+		c.arrive(st.Instance, st.Items[i], now)
+		// Delivered: the poll's copy of its command is let go at once (a
+		// churning route sends megabytes a poll).
+		st.Items[i].Command = ""
+	}
+	l.Up(func(s *source.Status) {
 		s.Epoch = st.Instance
 		s.Features.ServerRequests = true
 		s.Sessions = len(st.Items)
@@ -556,9 +668,11 @@ func sessionOf(it Item) string {
 	return "bridge"
 }
 
-func (c *Client) end(instance string, it Item, outcome, why string, now time.Time) {
+// end reports that a request or notice left the poll, with what the
+// route recorded of it (e; its Outcome may be empty) or why.
+func (c *Client) end(instance string, it Item, e Ended, why string, now time.Time) {
 	if it.Kind == "notice" {
-		c.notice(source.EventWaitingElsewhereEnd, it, firstOf(outcome, firstOf(why, "gone")), now)
+		c.notice(source.EventWaitingElsewhereEnd, it, firstOf(e.Outcome, firstOf(why, "gone")), now)
 		return
 	}
 	if c.cfg.OnEvent == nil {
@@ -566,9 +680,17 @@ func (c *Client) end(instance string, it Item, outcome, why string, now time.Tim
 	}
 	reason := why
 	if reason == "" {
-		reason = cancelReason(outcome)
+		reason = cancelReason(e.Outcome)
 	}
 	p := wire.CancelPayload{ID: it.ID, Method: "approval", Reason: reason}
+	if e.Outcome == "answered" && why == "" && e.By != "" {
+		// The route names who answered: this Herald (its client id) or
+		// another client.
+		p.Answered, p.Choice = wire.AnsweredElsewhere, e.Choice
+		if e.By == c.cfg.ClientID {
+			p.Answered = wire.AnsweredHere
+		}
+	}
 	raw, _ := json.Marshal(p)
 	c.cfg.OnEvent(wire.Event{Gateway: c.cfg.Name, Session: sessionOf(it), StoredSession: it.Origin.SessionKey,
 		Kind: wire.RequestCancel, RequestID: it.ID, Epoch: instance, Payload: raw, ReceivedAt: now, Data: &p})
@@ -617,120 +739,4 @@ func firstOf(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// AnswerError is the route's refusal of an answer.
-type AnswerError struct {
-	Status int
-	Code   string // already_answered, gone, unknown, mismatch, not_offered, notice
-	Detail string
-	Choice string // already_answered: the winning choice
-}
-
-func (e *AnswerError) Error() string {
-	if e.Detail != "" {
-		return "the Herald bridge refused the answer: " + e.Detail
-	}
-	return fmt.Sprintf("the Herald bridge refused the answer (%d %s)", e.Status, e.Code)
-}
-
-// RespondServerRequest answers the bridge approval requestID with choice,
-// bound to the digest the route sent with it. The first answer wins: an
-// answer that lost (another Herald, Hermes' own prompt, a timeout) ends the
-// request with request.cancel and returns an *AnswerError.
-func (c *Client) RespondServerRequest(ctx context.Context, requestID, choice string) error {
-	if err := source.CheckChoice(choice); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	it, ok := c.known[requestID]
-	if !ok {
-		it, ok = c.ended[requestID]
-	}
-	inst := c.instance
-	_, busy := c.answering[requestID]
-	seenGone := new(string)
-	if ok && !busy {
-		c.answering[requestID] = seenGone
-	}
-	c.mu.Unlock()
-	if !ok || it.Kind != "approval" {
-		return &AnswerError{Status: http.StatusNotFound, Code: "unknown", Detail: "Herald does not know this approval on the bridge"}
-	}
-	if busy {
-		return errors.New("an answer to this approval is already on its way")
-	}
-	err := c.answer(ctx, it, inst, choice)
-	c.mu.Lock()
-	delete(c.answering, requestID)
-	if err == nil {
-		// Answered: the inbox settles it from this result, not from a
-		// later poll's request.cancel.
-		if _, still := c.known[requestID]; still {
-			delete(c.known, requestID)
-			c.rememberLocked(it)
-		}
-	}
-	c.mu.Unlock()
-	if err != nil && *seenGone != "" {
-		// The poll saw it end while the answer was on its way and left
-		// the end to us: the answer failed, so report that end now.
-		c.end(inst, it, *seenGone, "", c.cfg.Clock.Now())
-	}
-	return err
-}
-
-func (c *Client) answer(ctx context.Context, it Item, inst, choice string) error {
-	requestID := it.ID
-	body, _ := json.Marshal(map[string]string{"id": it.ID, "digest": it.Digest, "choice": choice, "client": c.cfg.ClientID})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint("v1/answer", nil), bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	c.auth(req)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return peer.DescribeNetErr(c.base.Host, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var res struct {
-		Status  string `json:"status"`
-		Detail  string `json:"detail"`
-		Choice  string `json:"choice"`
-		Outcome string `json:"outcome"`
-		ByYou   bool   `json:"by_you"`
-	}
-	_ = json.Unmarshal(raw, &res)
-	if resp.StatusCode == http.StatusOK && res.Status == "answered" {
-		return nil
-	}
-	if res.Status == "already_answered" && res.ByYou && res.Choice == choice {
-		return nil // this Herald's own answer, whose reply was lost: reconciled, not sent twice
-	}
-	ae := &AnswerError{Status: resp.StatusCode, Code: res.Status, Detail: res.Detail, Choice: res.Choice}
-	if resp.StatusCode == http.StatusUnauthorized {
-		ae.Detail = "the Hermes dashboard refused Herald's token"
-		return ae
-	}
-	switch res.Status {
-	case "already_answered", "gone", "unknown":
-		// The request is over: say so now, before the next poll would.
-		outcome := res.Outcome
-		if res.Status == "already_answered" {
-			outcome = "answered"
-		}
-		c.mu.Lock()
-		_, still := c.known[requestID]
-		if still {
-			delete(c.known, requestID)
-			c.rememberLocked(it)
-		}
-		c.mu.Unlock()
-		if still {
-			c.end(inst, it, outcome, "", c.cfg.Clock.Now())
-		}
-	}
-	return ae
 }
