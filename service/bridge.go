@@ -122,3 +122,16 @@ func (s *Service) followsOnGatewayOf(bridgeName, live, key string) bool {
 	}
 	return false
 }
+
+// retryBridgeOf retries at once the Herald bridge beside the gateway gw
+// when it waits for the user (refused, or the plugin not installed): the
+// gateway's link just came up, perhaps from a restarted dashboard, the
+// step that installing the plugin or changing the token ends with. A
+// refusal is never retried on a timer (source.Supervisor); this is the
+// sign that the server changed.
+func (s *Service) retryBridgeOf(gw string) {
+	b, ok := s.Source(BridgeName(gw))
+	if ok && rides(b) && b.Status().State.NeedsUser() {
+		b.ReconnectNow()
+	}
+}

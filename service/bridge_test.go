@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/herald-desktop/herald/approval"
@@ -234,4 +235,46 @@ func TestBridgeNoticeOfAFollowedDashboardSessionIsNotShownTwice(t *testing.T) {
 	if len(got) != 1 || got[0].Title != "not followed" {
 		t.Fatalf("notices %+v", got)
 	}
+}
+
+// TestBridgeRetriedWhenItsGatewayConnectsAgain: a bridge that waits for
+// the user (the plugin not installed: refusals are never retried on a
+// timer) is tried again when its gateway's link comes up again, the sign
+// that the dashboard restarted, as it does after `herald bridge
+// install`: the bridge then connects without the user pressing
+// Reconnect.
+func TestBridgeRetriedWhenItsGatewayConnectsAgain(t *testing.T) {
+	t.Parallel()
+	gw := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Legacy})
+	t.Cleanup(gw.Close)
+	f := bridgetest.New(gw.Token())
+	var installed atomic.Bool
+	target, _ := url.Parse(gw.URL)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/plugins/herald/", func(w http.ResponseWriter, r *http.Request) {
+		if !installed.Load() {
+			http.NotFound(w, r)
+			return
+		}
+		f.ServeHTTP(w, r)
+	})
+	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
+	dash := httptest.NewServer(mux)
+	t.Cleanup(dash.Close)
+
+	ch := newChanges()
+	s := New(Config{})
+	onChange(s, ch.poke)
+	defer s.Close()
+	gwSrc, err := s.AddSource(SourceConfig{Kind: KindGateway, Bridge: true, Config: source.Config{Name: "lab", URL: dash.URL, Secrets: map[string]string{"token": gw.Token()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.Source(BridgeName("lab"))
+	testwait.Until(t, srcGuard, "the bridge waiting for the plugin", ch.next, func() bool {
+		return b.Status().State == source.StateConfigError && gwSrc.Status().State == source.StateConnected
+	})
+	installed.Store(true)
+	gw.Kick() // the dashboard restarts: the gateway's link drops and comes back
+	testwait.Until(t, srcGuard, "the bridge connected", ch.next, func() bool { return b.Status().State == source.StateConnected })
 }

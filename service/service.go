@@ -233,9 +233,13 @@ func ShortKey(key string) string {
 
 func (s *Service) onStatus(st source.Status) {
 	s.mu.Lock()
+	was := s.statuses[st.Gateway].State
 	s.statuses[st.Gateway] = st
 	s.mu.Unlock()
 	s.bus.publish(WatchStatus, Notify{Status: &st})
+	if st.State == source.StateConnected && was != source.StateConnected {
+		s.retryBridgeOf(st.Gateway)
+	}
 	s.changed()
 }
 
