@@ -495,28 +495,25 @@ func (c *Client) poll(ctx context.Context) (State, error) {
 		return State{}, peer.DescribeNetErr(c.base.Host, err)
 	}
 	defer resp.Body.Close()
-	body, err := readBody(resp, MaxBody)
-	if err != nil {
-		return State{}, peer.DescribeNetErr(c.base.Host, err)
-	}
 	if source.RedirectStatus(resp.StatusCode) {
 		return State{}, peer.Redirected(c.base.Host, resp.StatusCode) // not a Herald bridge
 	}
 	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		return State{}, &httpError{code: resp.StatusCode, detail: detailOf(body)}
 	}
-	if len(body) > MaxBody {
+	body := &io.LimitedReader{R: resp.Body, N: MaxBody + 1}
+	st, err := decodeState(body)
+	switch {
+	case body.N <= 0:
 		return State{}, fmt.Errorf("the Herald bridge sent more than %d bytes in one poll", MaxBody)
-	}
-	var st State
-	if err := json.Unmarshal(body, &st); err != nil {
+	case err != nil && !errors.As(err, new(*json.SyntaxError)) && !errors.As(err, new(*json.UnmarshalTypeError)) && !errors.Is(err, errNotAPoll):
+		return State{}, peer.DescribeNetErr(c.base.Host, err) // the link failed while reading
+	case err != nil:
 		return State{}, fmt.Errorf("the Herald bridge sent an unreadable poll (%v)", err)
 	}
 	if st.Protocol != 1 || st.Instance == "" {
 		return State{}, fmt.Errorf("the Herald bridge speaks protocol %d; this Herald speaks 1: update the plugin or Herald", st.Protocol)
-	}
-	if len(st.Items) > MaxItems {
-		st.Items = st.Items[:MaxItems]
 	}
 	if len(st.Recent) > maxEnded {
 		st.Recent = st.Recent[len(st.Recent)-maxEnded:]
@@ -525,16 +522,75 @@ func (c *Client) poll(ctx context.Context) (State, error) {
 	return st, nil
 }
 
-// readBody reads up to limit+1 bytes of resp's body (one more than the
-// limit says it is over), in one buffer of the size the response
-// announces when it does: a poll of a few MiB is not read by doubling.
-func readBody(resp *http.Response, limit int64) ([]byte, error) {
-	if n := resp.ContentLength; n > 0 && n <= limit {
-		b := make([]byte, n)
-		_, err := io.ReadFull(resp.Body, b)
-		return b, err
+// errNotAPoll: the reply is JSON, but not a poll's object.
+var errNotAPoll = errors.New("not a JSON object with items")
+
+// decodeState reads a poll's state from r one item at a time, so that a
+// poll of a few MiB is never held whole as bytes beside its decoded
+// items; items past MaxItems are read and dropped.
+func decodeState(r io.Reader) (State, error) {
+	dec := json.NewDecoder(r)
+	var st State
+	if t, err := dec.Token(); err != nil {
+		return st, err
+	} else if t != json.Delim('{') {
+		return st, errNotAPoll
 	}
-	return io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return st, err
+		}
+		var field any
+		switch key, _ := t.(string); key {
+		case "items":
+			if err := decodeItems(dec, &st.Items); err != nil {
+				return st, err
+			}
+			continue
+		case "protocol":
+			field = &st.Protocol
+		case "instance":
+			field = &st.Instance
+		case "cursor":
+			field = &st.Cursor
+		case "recent":
+			field = &st.Recent
+		case "watchers":
+			field = &st.Watchers
+		default:
+			field = new(json.RawMessage)
+		}
+		if err := dec.Decode(field); err != nil {
+			return st, err
+		}
+	}
+	_, err := dec.Token() // the closing brace
+	return st, err
+}
+
+// decodeItems reads a poll's items (null: none), keeping MaxItems.
+func decodeItems(dec *json.Decoder, items *[]Item) error {
+	t, err := dec.Token()
+	switch {
+	case err != nil:
+		return err
+	case t == nil:
+		return nil
+	case t != json.Delim('['):
+		return errNotAPoll
+	}
+	for dec.More() {
+		var it Item
+		if err := dec.Decode(&it); err != nil {
+			return err
+		}
+		if len(*items) < MaxItems {
+			*items = append(*items, it)
+		}
+	}
+	_, err = dec.Token() // the closing bracket
+	return err
 }
 
 func (c *Client) auth(req *http.Request) {
