@@ -21,6 +21,13 @@ var docShots = []string{
 	"docs/screenshots/history.png",   // the History, one row per request, by session name
 }
 
+// namesShots are the README's screenshots TestDesktopNames takes (linux only; listed here
+// so every platform's vet sees it).
+var namesShots = []string{
+	"docs/screenshots/window.png", // 1100×760: three sessions of another client, the quick prompt, Follow run ID
+	"docs/screenshots/small.png",  // 800×600: the same, reachable
+}
+
 // readmeImages are the links to images under docs/ in the README.
 var readmeImages = regexp.MustCompile(`\((docs/[^)\s]+\.(?:png|jpg|gif|svg))\)`)
 

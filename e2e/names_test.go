@@ -433,12 +433,6 @@ func TestDesktopNames(t *testing.T) {
 	sum.add("total", since(total))
 }
 
-// namesShots are the README's screenshots TestDesktopNames takes.
-var namesShots = []string{
-	"docs/screenshots/window.png", // 1100×760: three sessions of another client, the quick prompt, Follow run ID
-	"docs/screenshots/small.png",  // 800×600: the same, reachable
-}
-
 func contains(ss []string, s string) bool {
 	for _, x := range ss {
 		if x == s {
