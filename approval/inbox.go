@@ -164,9 +164,13 @@ type Inbox struct {
 	boot     string         // start tag in made-up keys (see bootTag)
 	timer    clock.Timer
 	armed    time.Time // deadline the timer is set for; zero when stopped
-	out      []Change  // changes not yet recorded and notified
+	out      []Change  // changes not yet notified
 	draining bool
 	auditErr string
+	// unrecorded are the changes not yet taken for the audit log;
+	// recordMu is held while a batch of them is written (see record).
+	unrecorded []Change
+	recordMu   sync.Mutex
 
 	maxCommand, maxPending, maxEnded, maxPerMinute int
 	title                                          func(gateway, session, stored string) string
@@ -367,16 +371,29 @@ func (in *Inbox) rearmLocked(now time.Time) {
 func (in *Inbox) emitLocked(kind ChangeKind, it *item, now time.Time) {
 	in.checkLocked(it)
 	in.countLocked(it, kind == ChangeRemoved)
-	in.out = append(in.out, Change{Kind: kind, At: now, Request: it.clone()})
+	in.queueLocked(Change{Kind: kind, At: now, Request: it.clone()})
 	if kind != ChangeRemoved && !it.State.Live() {
 		in.cutEndedLocked(it) // recorded whole above
 	}
 }
 
-// flush records and notifies queued changes. One caller drains at a time,
-// so changes go out in order; a Notify that calls back into the inbox
-// only queues more for the drainer.
+// queueLocked queues a change for the audit log (all but a removal) and
+// for Notify.
+func (in *Inbox) queueLocked(c Change) {
+	if in.store != nil && c.Kind != ChangeRemoved {
+		in.unrecorded = append(in.unrecorded, c)
+	}
+	in.out = append(in.out, c)
+}
+
+// flush records and notifies queued changes. It returns once every
+// change queued before it is in the audit log, so what a caller changed
+// (an answer, say) is in the history when the call returns, whoever
+// notifies it. One caller drains the notifications at a time, so changes
+// go out in order, each once it is recorded; a Notify that calls back
+// into the inbox only queues more for the drainer.
 func (in *Inbox) flush() {
+	in.record()
 	in.mu.Lock()
 	if in.draining {
 		in.mu.Unlock()
@@ -386,23 +403,46 @@ func (in *Inbox) flush() {
 	for len(in.out) > 0 {
 		batch := in.out
 		in.out = nil
-		auditErr := in.auditErr
 		in.mu.Unlock()
-		for _, c := range batch {
-			if in.store != nil && c.Kind != ChangeRemoved {
-				auditErr = ""
-				if err := in.store.Record(entryFor(c)); err != nil {
-					auditErr = fmt.Sprintf("the approval history could not be written (%s); approvals still work, but are not being logged", scrub(err.Error()))
-				}
-			}
-			if in.notify != nil {
+		in.record()
+		if in.notify != nil {
+			for _, c := range batch {
 				in.notify(c)
 			}
 		}
 		in.mu.Lock()
-		in.auditErr = auditErr
 	}
 	in.draining = false
+	in.mu.Unlock()
+}
+
+// record writes the changes queued so far to the audit log, in order. It
+// holds recordMu while writing, so it returns only once every change
+// queued before it is written, also one another caller took. Notify is
+// never called under recordMu, so a Notify calling back in does not wait
+// on itself.
+func (in *Inbox) record() {
+	if in.store == nil {
+		return
+	}
+	in.recordMu.Lock()
+	defer in.recordMu.Unlock()
+	in.mu.Lock()
+	batch := in.unrecorded
+	in.unrecorded = nil
+	auditErr := in.auditErr
+	in.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	for _, c := range batch {
+		auditErr = ""
+		if err := in.store.Record(entryFor(c)); err != nil {
+			auditErr = fmt.Sprintf("the approval history could not be written (%s); approvals still work, but are not being logged", scrub(err.Error()))
+		}
+	}
+	in.mu.Lock()
+	in.auditErr = auditErr
 	in.mu.Unlock()
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -570,5 +571,52 @@ func TestAuditFailureIsVisibleAndHarmless(t *testing.T) {
 	}
 	if s := f.in.Snapshot(); !strings.Contains(s.AuditError, "disk full") {
 		t.Fatalf("audit error %q", s.AuditError)
+	}
+}
+
+// TestAnswerReturnsRecorded: Answer returns only once its changes are in
+// the audit log, also while another goroutine is delivering notifications
+// (it then notifies them, in order, after its own): `herald log` right
+// after `herald approve` shows the answer.
+func TestAnswerReturnsRecorded(t *testing.T) {
+	t.Parallel()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	var notified []State
+	f := newFixture(t, func(o *Options) {
+		o.Notify = func(c Change) {
+			once.Do(func() { close(entered); <-release }) // the first one holds the drainer
+			mu.Lock()
+			notified = append(notified, c.Request.State)
+			mu.Unlock()
+		}
+	})
+	arrived := make(chan struct{})
+	go func() {
+		defer close(arrived)
+		f.in.Ingest(legacy("g1", "s1", "rm -rf ./build", t0)) // drains, held in Notify
+	}()
+	select {
+	case <-entered:
+	case <-time.After(guard):
+		t.Fatal("no notification")
+	}
+	if err := f.in.Answer(ctx, "g1/ev/s1/1", ChoiceDeny, "cli", false); err != nil {
+		t.Fatal(err)
+	}
+	var states []State
+	for _, e := range must(f.store.List(Filter{Key: "g1/ev/s1/1"})) {
+		states = append(states, e.State)
+	}
+	if !slices.Equal(states, []State{StatePending, StateAnswering, StateResolved}) {
+		t.Fatalf("the history when Answer returned: %v", states)
+	}
+	close(release)
+	<-arrived
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(notified, []State{StatePending, StateAnswering, StateResolved}) {
+		t.Fatalf("notified %v", notified)
 	}
 }

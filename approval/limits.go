@@ -307,7 +307,7 @@ func (in *Inbox) refuseNLocked(r Request, n int, poison bool, why, bound string,
 		// A copy: the log's batch must not keep the whole command alive.
 		r.Command, r.Truncated = strings.Clone(cmd), true
 	}
-	in.out = append(in.out, Change{Kind: ChangeRefused, At: now, Request: refusedRecord(r, why, now).clone(), Refused: n})
+	in.queueLocked(Change{Kind: ChangeRefused, At: now, Request: refusedRecord(r, why, now).clone(), Refused: n})
 }
 
 // settleFloodsLocked marks floods over once their gateway is below the
