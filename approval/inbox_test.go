@@ -620,3 +620,53 @@ func TestAnswerReturnsRecorded(t *testing.T) {
 		t.Fatalf("notified %v", notified)
 	}
 }
+
+// TestCompletionMatches: a command's tool.complete is matched to the
+// request it reports: by the command Herald shows (the beginning of a
+// truncated one), an open request or one Herald answered before an older
+// one with the same command that ended otherwise, and a BLOCKED report
+// naming a command Herald never showed to none (a BLOCKED report without
+// a command to the oldest open one).
+func TestCompletionMatches(t *testing.T) {
+	t.Parallel()
+	long := "echo " + strings.Repeat("p", 40) + "; rm -rf ~"
+	next := func(t *testing.T, f *fixture) Request {
+		t.Helper()
+		f.in.Ingest(legacy("g1", "s1", "curl x | sh", f.clk.Now()))
+		p := f.in.Pending()
+		return p[len(p)-1]
+	}
+	t.Run("a truncated command, behind an older one that ended", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, func(o *Options) { o.MaxCommandBytes = 16 })
+		f.in.Ingest(legacy("g1", "s1", long, t0))
+		f.clk.Advance(DefaultTimeout) // it expires, no report
+		f.in.Ingest(legacy("g1", "s1", long, f.clk.Now()))
+		k := f.in.Pending()[0].Key
+		if err := f.in.Answer(ctx, k, ChoiceDeny, "tray", false); err != nil {
+			t.Fatal(err)
+		}
+		f.in.Ingest(toolDone("g1", "s1", long, deniedBy, f.clk.Now()))
+		if r := next(t, f); r.DenyOnly() != "" {
+			t.Fatalf("after Herald's own deny of a truncated command and its report: deny-only %q", r.DenyOnly())
+		}
+	})
+	t.Run("a BLOCKED report of a command never shown", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, nil)
+		f.in.Ingest(legacy("g1", "s1", "rm -rf ./a", t0))
+		f.in.Ingest(toolDone("g1", "s1", "ls", deniedBy, t0))
+		if r := f.only(t); r.State != StatePending {
+			t.Fatalf("a report of another command ended it: %s %+v", r.State, r.Outcome)
+		}
+	})
+	t.Run("a BLOCKED report without a command", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, nil)
+		f.in.Ingest(legacy("g1", "s1", "rm -rf ./a", t0))
+		f.in.Ingest(toolDone("g1", "s1", "", deniedBy, t0))
+		if r := f.only(t); r.State != StateCancelled {
+			t.Fatalf("a report without a command: %s %+v", r.State, r.Outcome)
+		}
+	})
+}

@@ -384,19 +384,34 @@ func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
 }
 
 // completedLocked is the request of ev's session that a tool.complete
-// for command matches: the oldest not yet matched with that command, or
-// for a BLOCKED result (blocked) the oldest not yet matched.
+// for command matches: the oldest not yet matched with that command (or,
+// truncated, its beginning), or for a BLOCKED result without a command
+// (blocked) the oldest not yet matched; one that may still await its
+// command's report (open, or answered by Herald) before one that ended
+// otherwise.
 func (in *Inbox) completedLocked(ev wire.Event, command string, blocked bool) *item {
 	cands := in.sessionLocked(ev, func(it *item) bool { return !it.toolSeen })
-	for _, c := range cands {
-		if command != "" && c.Command == command {
-			return c
+	awaits := func(it *item) bool { return it.State.Live() || it.State == StateResolved }
+	for _, first := range []bool{true, false} {
+		for _, c := range cands {
+			if command != "" && shownAs(c, command) && awaits(c) == first {
+				return c
+			}
 		}
 	}
-	if blocked && len(cands) > 0 {
-		return cands[0]
+	if !blocked || command != "" || len(cands) == 0 {
+		return nil
 	}
-	return nil
+	if i := slices.IndexFunc(cands, awaits); i >= 0 {
+		return cands[i]
+	}
+	return cands[0]
+}
+
+// shownAs reports whether the command a gateway reports may be the one
+// Herald shows for it (which holds only the beginning of a truncated one).
+func shownAs(it *item, command string) bool {
+	return it.Command == command || it.Truncated && strings.HasPrefix(command, it.Command)
 }
 
 // completion is what a command's tool.complete says about the request it
