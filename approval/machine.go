@@ -72,8 +72,20 @@ func (s State) Live() bool {
 	return s == StatePending || s == StateAnswering || s == StateSentUnknown
 }
 
-// UnknownDetail is what surfaces say of an answer in StateSentUnknown.
+// UnknownDetail is what surfaces say of an answer in StateSentUnknown
+// after the link dropped (see SentDetail).
 const UnknownDetail = "answer sent, outcome unknown: the link dropped before the gateway confirmed it; Herald will not send it again and shows the outcome once the gateway reports it"
+
+// SentDetail is what surfaces say of an answer in StateSentUnknown: why
+// its outcome is unknown (UnknownDetail after a dropped link,
+// UnplacedDetail for a deny among approvals waiting at once) or what the
+// gateway said of it since.
+func (r Request) SentDetail() string {
+	if r.Outcome.Detail != "" {
+		return r.Outcome.Detail
+	}
+	return UnknownDetail
+}
 
 // flag is something an item holds that is legal only in some states.
 type flag uint16

@@ -133,7 +133,7 @@ func pendingLine(r approval.Request, now time.Time) string {
 		flag += " (" + h + "; approve with --yes-hidden)"
 	}
 	if r.State == approval.StateSentUnknown {
-		flag = fmt.Sprintf(" (%s %s)", approval.VisibleLine(r.Outcome.Choice), approval.UnknownDetail)
+		flag = fmt.Sprintf(" (%s %s)", approval.VisibleLine(r.Outcome.Choice), approval.VisibleLine(r.SentDetail()))
 	}
 	return fmt.Sprintf("%s  %-10s %s  %s  [%s] %s%s", service.ShortKey(r.Key), approval.VisibleLine(r.Gateway), sessionOf(r),
 		approval.VisibleCommandLine(r.Command), strings.Join(r.Offered(), "/"), expires, flag)

@@ -31,6 +31,11 @@ func TestLimitsShownInTheTerminal(t *testing.T) {
 	if l := pendingLine(r, r.ExpiresAt); !strings.Contains(l, "outcome unknown") || strings.Contains(l, "try again") {
 		t.Fatalf("pending line %q", l)
 	}
+	// ... with why, when Herald knows more than that the link dropped.
+	r.Outcome.Detail = "answer sent, outcome unknown: the gateway no longer waits for this request"
+	if l := pendingLine(r, r.ExpiresAt); !strings.Contains(l, "no longer waits") || strings.Contains(l, "link dropped") {
+		t.Fatalf("pending line %q", l)
+	}
 
 	var buf bytes.Buffer
 	out := &printer{w: &buf}

@@ -821,7 +821,7 @@ func printApproval(out *printer, k *keys, c approval.Change) {
 		case approval.StateCancelled:
 			out.line("  %s cancelled (%s): %s", id, approval.VisibleLine(string(r.Outcome.Reason)), first)
 		case approval.StateSentUnknown:
-			out.line("  %s %s %s: %s", id, approval.VisibleLine(r.Outcome.Choice), approval.UnknownDetail, first)
+			out.line("  %s %s %s: %s", id, approval.VisibleLine(r.Outcome.Choice), approval.VisibleLine(r.SentDetail()), first)
 		case approval.StateOutcomeUnknown:
 			out.line("  %s %s: %s", id, approval.VisibleLine(r.Outcome.Detail), first)
 		case approval.StatePending:

@@ -66,6 +66,7 @@ describe("outcomeText keeps outcomes distinct", () => {
     [{ state: "cancelled", outcome: { at: "", reason: "superseded", detail: "answer it in Hermes" } }, "No longer answerable here: answer it in Hermes"],
     [{ state: "failed", outcome: { at: "", error: "bad" } }, "Cannot be answered here: bad"],
     [{ state: "sent-unknown", outcome: { at: "", choice: "once" } }, "“Allow once” sent, outcome unknown: the link dropped before the gateway confirmed it. Herald will not send it again"],
+    [{ state: "sent-unknown", outcome: { at: "", choice: "deny", detail: "answer sent and applied, outcome unknown for this request: two approvals waited at once" } }, "“Deny”: answer sent and applied, outcome unknown for this request: two approvals waited at once"],
     [{ state: "outcome-unknown", outcome: { at: "", choice: "once" } }, "“Allow once” sent, outcome unknown"],
   ];
   it.each(cases)("%j", (patch, want) => {

@@ -44,7 +44,11 @@ export function outcomeText(a: Approval): string {
     case "failed":
       return `Cannot be answered here: ${o.error ?? "unknown error"}`;
     case "sent-unknown":
-      return `“${label(o.choice)}” sent, outcome unknown: the link dropped before the gateway confirmed it. Herald will not send it again`;
+      // The detail says why (a dropped link, or a deny among approvals
+      // waiting at once) and what the gateway said since.
+      return o.detail
+        ? `“${label(o.choice)}”: ${o.detail}`
+        : `“${label(o.choice)}” sent, outcome unknown: the link dropped before the gateway confirmed it. Herald will not send it again`;
     case "outcome-unknown":
       return `“${label(o.choice)}” sent, outcome unknown${o.detail ? ` (${o.detail})` : ""}`;
     default:
