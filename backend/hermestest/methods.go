@@ -357,7 +357,8 @@ func (s *Server) startTurnLocked(fs *fsession, text string) {
 //	approve-par: C1 || C2
 //	                  ask every command's approval at once (two waiting in
 //	                  one session, the first asked first), and report each
-//	                  as it is answered
+//	                  as it is answered; with Options.SwapParallel (event
+//	                  form), announced in the reverse order
 //	burst N           stream N message.delta events
 //	hold              stream one delta ("holding "), then wait until
 //	                  interrupted or Server.Release
@@ -423,11 +424,19 @@ func (s *Server) runAgent(fs *fsession, text string, stop, intr, release chan st
 			return nil, false
 		}
 		toolIDs, asked := make([]string, len(cmds)), make([]*fapproval, len(cmds))
+		swap := s.opts.SwapParallel && len(cmds) > 1 && !s.opts.Dialect.serverRequests()
 		for i, cmd := range cmds {
 			s.nextTool++
 			toolIDs[i] = fmt.Sprintf("call_%012d", s.nextTool)
 			s.emitLocked(fs, "tool.start", map[string]any{"tool_id": toolIDs[i], "name": "terminal", "context": "Running " + cmd})
-			asked[i] = s.requestApprovalLocked(fs, ApprovalSpec{Command: cmd})
+			asked[i] = s.requestApprovalLocked(fs, ApprovalSpec{Command: cmd, held: swap})
+		}
+		if swap {
+			// Queued in order, announced in the other (PROTOCOL.md,
+			// "Two approvals in one turn").
+			for i := len(asked) - 1; i >= 0; i-- {
+				s.announceLocked(fs, asked[i])
+			}
 		}
 		s.mu.Unlock()
 		lines, ok = make([]string, len(cmds)), true

@@ -102,6 +102,13 @@ type Options struct {
 	// did by third-party ledgers of the real gateway (see PROTOCOL.md;
 	// not confirmed from Hermes' source).
 	ResolvedAsBool bool
+	// SwapParallel makes approve-par (event form) queue its approvals in
+	// order and announce them in the reverse order, which 0.18.2 and
+	// 0.19.0 allow when two threads of one session ask at once: each
+	// queues its approval, runs plugin hooks, then announces it
+	// (PROTOCOL.md, "Two approvals in one turn"). An id-less answer
+	// still goes to the queue's head: the approval announced last.
+	SwapParallel bool
 }
 
 // Answer is one approval answer the gateway received.

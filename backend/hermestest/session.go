@@ -313,6 +313,9 @@ type ApprovalSpec struct {
 	Description string
 	// NoPermanent hides "always" (allow_permanent false).
 	NoPermanent bool
+	// held: queued, but its approval.request (event form) is sent later
+	// by announceLocked, as Hermes' two steps allow (Options.SwapParallel).
+	held bool
 }
 
 // RequestApproval makes the agent of a session ask for approval and returns
@@ -372,15 +375,9 @@ func (s *Server) requestApprovalLocked(fs *fsession, spec ApprovalSpec) *fapprov
 	}(a.timer)
 	switch {
 	case !s.opts.Dialect.serverRequests():
-		p := a.params()
-		delete(p, "session_id")
-		if s.opts.Dialect.eventRequestIDs() {
-			p["request_id"] = a.queueID
+		if !spec.held {
+			s.announceLocked(fs, a)
 		}
-		if s.is019() {
-			p["allow_session"] = true
-		}
-		s.emitLocked(fs, "approval.request", p)
 	case s.opts.Dialect == Requests:
 		// Sent to every attached client that can answer it; with none
 		// attached it waits for open_requests; with only clients that
@@ -407,6 +404,19 @@ func (s *Server) requestApprovalLocked(fs *fsession, spec ApprovalSpec) *fapprov
 	}
 	s.notifyLocked()
 	return a
+}
+
+// announceLocked sends the event form's approval.request for a, queued.
+func (s *Server) announceLocked(fs *fsession, a *fapproval) {
+	p := a.params()
+	delete(p, "session_id")
+	if s.opts.Dialect.eventRequestIDs() {
+		p["request_id"] = a.queueID
+	}
+	if s.is019() {
+		p["allow_session"] = true
+	}
+	s.emitLocked(fs, "approval.request", p)
 }
 
 func describe(cmd string) string {

@@ -66,3 +66,39 @@ func TestApprovalsInOneTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalsAnnouncedOutOfOrder: with SwapParallel, approve-par queues
+// its two approvals in order and announces them in the other, as two
+// threads of 0.18.2 and 0.19.0 can (PROTOCOL.md, "Two approvals in one
+// turn"): an id-less deny goes to the queue's head, the approval
+// announced second, and its tool.complete names that command.
+func TestApprovalsAnnouncedOutOfOrder(t *testing.T) {
+	t.Parallel()
+	const c1, c2 = "rm -rf ./A-build-cache", "git push --force origin main"
+	for _, version := range []string{"0.18.2", "0.19.0"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			s := NewServer(Options{Dialect: Legacy, Version: version, SwapParallel: true})
+			defer s.Close()
+			ws := dial(t, s, nil)
+			defer ws.Close()
+			sid := newSession(t, ws)
+			rpc(t, ws, 2, "prompt.submit", map[string]any{"session_id": sid, "text": "approve-par: " + c1 + " || " + c2})
+			for _, want := range []string{c2, c1} {
+				if got, _ := untilEvent(t, ws, "approval.request"); got["command"] != want {
+					t.Fatalf("approval announced %v, want %q", got["command"], want)
+				}
+			}
+			rpc(t, ws, 3, "approval.respond", map[string]any{"session_id": sid, "choice": "deny"})
+			done, _ := untilEvent(t, ws, "tool.complete")
+			if args, _ := done["args"].(map[string]any); args["command"] != c1 {
+				t.Fatalf("the deny's tool.complete names %v, want the queue's head %q", done["args"], c1)
+			}
+			rpc(t, ws, 4, "approval.respond", map[string]any{"session_id": sid, "choice": "once"})
+			end, _ := untilEvent(t, ws, "message.complete")
+			if want := "blocked: " + c1 + "\napproved: " + c2; end["text"] != want {
+				t.Fatalf("turn ended %q, want %q", end["text"], want)
+			}
+		})
+	}
+}
