@@ -218,9 +218,12 @@ func TestRealRestartNeverApprovesUnseen(t *testing.T) {
 }
 
 // TestRealCutAfterWriteIsUnknown: A and B wait together (parallel tool
-// calls); Herald's "once" for A reaches the gateway, which approves A, and
+// calls); Herald's answer to A reaches the gateway, which applies it, and
 // the link drops before the reply. Herald must say the outcome is unknown
-// and refuse a second answer: on 0.18.2 it would approve B, never shown.
+// and refuse a second answer: on 0.18.2 it would reach whichever waits
+// first. (The answer is a deny: with two waiting at once Herald accepts
+// only deny, see approval/order.go, "Two at once"; an allow's cut is
+// TestCutAfterWriteIsUnknown's, on the fake.)
 func TestRealCutAfterWriteIsUnknown(t *testing.T) {
 	t.Parallel()
 	p := realPeer(t)
@@ -239,12 +242,12 @@ func TestRealCutAfterWriteIsUnknown(t *testing.T) {
 	defer cancel()
 	ref := h.ownTurn(ctx, "approve-par: "+cmdA+" || "+cmdB)
 	h.wait("A and B in Herald", func() bool { return len(h.in.Pending()) == 2 })
-	first := h.in.Pending()[0] // the gateway's oldest: it gets the id-less answer
+	first := h.in.Pending()[0] // shown first
 
 	proxy.HoldReplies()
 	sent, _ := proxy.Forwarded()
 	res := make(chan error, 1)
-	go func() { res <- h.in.Answer(ctx, first.Key, ChoiceOnce, "test", false) }()
+	go func() { res <- h.in.Answer(ctx, first.Key, ChoiceDeny, "test", false) }()
 	// Once the answer's bytes went through, cut the link.
 	deadline := time.NewTimer(realGuard)
 	defer deadline.Stop()
