@@ -63,6 +63,7 @@ func (in *Inbox) AnswerConfirmed(ctx context.Context, key, choice, surface strin
 			err = fmt.Errorf("%w (%s); the request is still pending: reconnect the gateway, then answer again", ErrNoAnswerer, it.Gateway)
 			return
 		}
+		it.crowded = choice == ChoiceDeny && in.crowdedAnswerLocked(it)
 		in.toAnswering(it, choice, surface, now)
 		target = it.Request
 	})
@@ -93,7 +94,7 @@ func (in *Inbox) waitingLocked(key string) (*item, error) {
 	case !ok:
 		return nil, ErrNotFound
 	case it.State == StateSentUnknown || it.State == StateOutcomeUnknown:
-		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, Unknown: true}
+		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, Unknown: true, Crowded: it.crowded}
 	case it.State == StateAnswering || it.State == StateResolved:
 		return nil, &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
 	case it.State != StatePending:
@@ -126,6 +127,9 @@ func (in *Inbox) answerableLocked(key, choice string, c Confirmed) (*item, error
 	}
 	switch first := in.fifoHeadLocked(it); {
 	case first == it:
+	case choice == ChoiceDeny && in.soleOtherLocked(first, it):
+		// The earlier one's deny reached one of the two; this deny
+		// reaches the other.
 	case first.State == StateSentUnknown:
 		return nil, fmt.Errorf("the answer to the earlier request from this session (%s) was sent and its outcome is unknown; this gateway applies answers in arrival order, so Herald sends nothing more in this session until it learns the outcome (answer in Hermes itself if it cannot wait)", first.DisplayCommand())
 	case first.State == StateAnswering:
@@ -159,9 +163,10 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 		// longer answers it (see reusedIDLocked).
 		e = ending{StateCancelled, Outcome{Reason: CancelSuperseded, Detail: supersededDetail}}
 		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Cause: serr}
-	case unknown && it.responded != "":
+	case unknown && it.responded != "" && !it.crowded:
 		// The reply was lost, but the server's stream already said how
-		// the request ended.
+		// the request ended. (Not which one a deny among approvals
+		// waiting at once reached: that stays unknown.)
 		choice, how := it.responded, it.respondedHow
 		if how == "" {
 			how = "the API server reported the answer " + VisibleLine(choice)
@@ -175,6 +180,10 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 	case unknown:
 		in.toSentUnknown(it, scrub(serr.Error()), now)
 		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: serr}
+	case serr == nil && resolved >= 1 && (it.crowded || it.missed != ""):
+		// Sent among approvals waiting at once: the gateway applied it
+		// to the one it holds first (see order.go).
+		return in.settleCrowdedLocked(it, it.responded != "", now)
 	case serr == nil && it.Dialect == DialectServerRequest && it.Uncertain:
 		// A response frame's only confirmation is that it was written,
 		// which says nothing when Herald does not know whether the
@@ -218,7 +227,7 @@ func (in *Inbox) Dismiss(key, surface string) error {
 		case it.State == StateSentUnknown:
 			// The user settles the question of the outcome themselves
 			// (they checked in Hermes): it stays unknown to Herald.
-			in.toEnded(it, unknownAt(it, fmt.Sprintf("outcome unknown: Herald's answer %q was sent before the link dropped; dismissed from %s before the gateway said whether it took effect", it.Outcome.Choice, VisibleLine(surface))), now)
+			in.toEnded(it, unknownAt(it, fmt.Sprintf("outcome unknown: Herald's answer %q %s; dismissed from %s before the gateway said whether it took effect", it.Outcome.Choice, sentHow(it), VisibleLine(surface))), now)
 		case it.State == StateAnswering || it.State == StateResolved:
 			err = &AnsweredError{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: it.Outcome.At, InFlight: it.State == StateAnswering}
 		case it.State != StatePending:

@@ -23,7 +23,10 @@ import (
 // no gap, reconnect, restart, refused arrival or answer of unknown outcome
 // in between. The proof is kept per session (order, see order.go); once
 // lost, the session's open id-less approvals and those arriving until it
-// is regained are deny-only, with Request.Unbound saying why.
+// is regained are deny-only, with Request.Unbound saying why. Even with
+// it, two approvals of a session waiting at once are deny-only until one
+// is left and the gateway said which one a deny among them reached
+// (order.go, "Two at once").
 //
 // After a write, "unknown" is a state: an answer whose link dropped after
 // it was written is StateSentUnknown. It is never sent again blind: a
@@ -92,9 +95,11 @@ func denyOnlyErr(r Request) error {
 	return nil
 }
 
-// unbind makes r deny-only because the answer cannot be bound to it.
+// unbind makes r deny-only because the answer cannot be bound to it. The
+// first reason stands, except that a lost proof replaces the rule of two
+// at once (which lifts by itself; the loss does not).
 func unbind(r *Request, why string) bool {
-	if r.Unbound != "" {
+	if r.Unbound == why || r.Unbound != "" && r.Unbound != unboundCrowd {
 		return false
 	}
 	r.Unbound = why
@@ -150,6 +155,12 @@ func (in *Inbox) respondedLocked(ev wire.Event, now time.Time) {
 		return
 	}
 	cands := in.sessionLocked(ev, func(it *item) bool {
+		if it.crowded && it.State == StateSentUnknown && !it.awaitsResponded {
+			// Herald's deny among approvals waiting at once, already
+			// reported: the report names no approval, so it cannot
+			// place it, and this one is another client's.
+			return false
+		}
 		return (it.State == StateSentUnknown || it.State == StateAnswering || it.awaitsResponded) && (p.RequestID == "" || it.QueueID == "" || it.QueueID == p.RequestID)
 	})
 	if len(cands) == 0 {
@@ -170,6 +181,10 @@ func (in *Inbox) respondedLocked(ev wire.Event, now time.Time) {
 			it.responded, it.respondedHow = p.Choice, ""
 		}
 	case StateSentUnknown:
+		if it.crowded {
+			it.awaitsResponded = false // Herald's own deny, reported
+			return
+		}
 		in.learnedLocked(it, p.Choice != ChoiceDeny, "the API server reported the answer "+VisibleLine(p.Choice), now)
 	default:
 		it.awaitsResponded = false // Herald's own answer, reported after its reply
@@ -190,7 +205,10 @@ func (in *Inbox) answeredElsewhereLocked(ev wire.Event, n int, choice string, no
 	}
 	ns := eventNS(open[0].Request)
 	_, proven := in.order.proven(ns)
-	if !proven || in.order.wasRefused(ns, open[0].Gateway) || len(open) < n || open[0].State != StatePending {
+	// Two or more waiting at once: the gateway may hold them in another
+	// order than Herald shows (order.go), so which it settled is unknown.
+	crowd := len(open) > n && len(open) >= 2
+	if !proven || crowd || in.order.wasRefused(ns, open[0].Gateway) || len(open) < n || open[0].State != StatePending {
 		in.loseOrderLocked(ns, unboundElsewhereAnswer, now)
 		return
 	}

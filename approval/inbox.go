@@ -128,6 +128,17 @@ type item struct {
 	// Herald's answer to it was on its way; the answer may have reached
 	// either, so its outcome is unknown (see settleLocked).
 	reusedInFlight bool
+	// crowded: Herald's id-less deny of it went out while two or more
+	// approvals of its session waited at once, so the gateway may apply
+	// it to another of them; the gateway's report of the command places
+	// it (see order.go, "Two at once").
+	crowded bool
+	// missed: the gateway reported that crowded deny reaching another
+	// approval (this names it) while its reply was still to come.
+	missed string
+	// offered is what the gateway offered before the rule of two at once
+	// made it deny-only; the one left gets them back (crowdLocked).
+	offered []string
 	// recorded is what a restored request's choices were before the
 	// restart made it deny-only; a listing by its id gives them back
 	// (see listedLocked).
@@ -296,7 +307,7 @@ func (in *Inbox) sweepLocked(now time.Time) {
 			continue
 		}
 		if it.State == StateSentUnknown {
-			in.toEnded(it, unknownAt(it, fmt.Sprintf("outcome unknown: Herald's answer %q was sent before the link dropped, and the gateway's timeout passed without it saying whether the answer took effect", it.Outcome.Choice)), now)
+			in.toEnded(it, unknownAt(it, fmt.Sprintf("outcome unknown: Herald's answer %q %s, and the gateway's timeout passed without it saying whether the answer took effect", it.Outcome.Choice, sentHow(it))), now)
 			continue
 		}
 		delete(in.items, it.Key)

@@ -372,13 +372,15 @@ func TestLegacyEndings(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, nil)
+			// Herald answers a while it waits alone: with two waiting at
+			// once it would accept only deny (see TestTwoAtOnce).
 			f.in.Ingest(legacy("g1", "s1", "a", t0))
-			f.in.Ingest(legacy("g1", "s1", "b", t0))
 			if tt.answer != "" {
 				if err := f.in.Answer(ctx, "g1/ev/s1/1", tt.answer, "tray", false); err != nil {
 					t.Fatal(err)
 				}
 			}
+			f.in.Ingest(legacy("g1", "s1", "b", t0))
 			for _, ev := range tt.events {
 				f.in.Ingest(ev)
 			}
@@ -400,16 +402,31 @@ func TestFIFOOrderForIdlessEvents(t *testing.T) {
 	f.in.Ingest(legacy("g1", "s1", "git reset --hard HEAD", t0))
 	f.in.Ingest(legacy("g1", "s1", "rm -rf ./build", t0))
 	f.in.Ingest(srq("g1", "s1", "srq-1", "x", t0)) // other forms are answered by id
-	err := f.in.Answer(ctx, "g1/ev/s1/2", "once", "tray", false)
+	// Two waiting at once accept only deny (order.go, "Two at once"), and
+	// a deny goes in arrival order too.
+	var ue *UnboundError
+	if err := f.in.Answer(ctx, "g1/ev/s1/2", "once", "tray", false); !errors.As(err, &ue) || ue.Why != unboundCrowd {
+		t.Fatalf("approving one of two waiting at once: %v", err)
+	}
+	err := f.in.Answer(ctx, "g1/ev/s1/2", "deny", "tray", false)
 	if err == nil || !strings.HasSuffix(err.Error(), "answer the earlier request from this session first (git reset --hard HEAD)") {
 		t.Fatalf("err = %v", err)
 	}
 	if err := f.in.Answer(ctx, "g1/srq/s1/srq-1", "once", "tray", false); err != nil {
 		t.Fatal(err)
 	}
+	// The first deny may reach either; the second reaches the other one,
+	// so both are denied.
+	var ce *CrowdedDenyError
+	if err := f.in.Answer(ctx, "g1/ev/s1/1", "deny", "tray", false); !errors.As(err, &ce) || ce.Other != "" {
+		t.Fatalf("the first deny of two waiting at once: %v", err)
+	}
+	if err := f.in.Answer(ctx, "g1/ev/s1/2", "deny", "tray", false); err != nil {
+		t.Fatal(err)
+	}
 	for _, key := range []string{"g1/ev/s1/1", "g1/ev/s1/2"} {
-		if err := f.in.Answer(ctx, key, "deny", "tray", false); err != nil {
-			t.Fatal(key, err)
+		if r := f.get(t, key); r.State != StateResolved || r.Outcome.Choice != ChoiceDeny {
+			t.Fatalf("%s after both denies: %s %+v", key, r.State, r.Outcome)
 		}
 	}
 }
@@ -498,14 +515,16 @@ func TestUnreadableRequestIsKeptAsFailed(t *testing.T) {
 func TestExpiryByTimerNotifies(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(o *Options) { o.Keep = time.Hour })
+	// Two sessions: two approvals of one would each log the rule of two
+	// at once too (order.go).
 	f.in.Ingest(legacy("g1", "s1", "a", t0))
-	f.in.Ingest(legacy("g1", "s1", "b", t0.Add(time.Minute)))
+	f.in.Ingest(legacy("g1", "s2", "b", t0.Add(time.Minute)))
 	f.clk.Advance(DefaultTimeout)
 	c := f.waitChange(t, "first expiry", func(c Change) bool { return c.Request.State == StateExpired })
 	if c.Request.Key != "g1/ev/s1/1" || !c.At.Equal(t0.Add(DefaultTimeout)) {
 		t.Fatalf("expired %s at %v", c.Request.Key, c.At)
 	}
-	if p := f.in.Pending(); len(p) != 1 || p[0].Key != "g1/ev/s1/2" {
+	if p := f.in.Pending(); len(p) != 1 || p[0].Key != "g1/ev/s2/1" {
 		t.Fatalf("pending %+v", p)
 	}
 	f.clk.Advance(time.Hour)

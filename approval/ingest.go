@@ -350,6 +350,9 @@ func (in *Inbox) toolCompleteLocked(ev wire.Event, now time.Time) {
 	_ = json.Unmarshal(tc.Args, &args)
 	_ = json.Unmarshal(tc.Result, &res)
 	blocked, denied := blockedEnding(res.Error)
+	if denied && in.placeDenyLocked(ev, args.Command, now) {
+		return
+	}
 	it := in.completedLocked(ev, args.Command, blocked != nil)
 	if it == nil {
 		return

@@ -21,6 +21,10 @@ import (
 //	                sent-unknown -> pending: the gateway lists the request
 //	                again by its id, so the answer did not reach it
 //	toSentUnknown   answering -> sent-unknown: written, then the link dropped
+//	toUnplaced      answering -> sent-unknown: an id-less deny that the
+//	                gateway applied while two or more approvals of the
+//	                session waited at once; which one it reached is for
+//	                the gateway's report to say (order.go)
 //	toEnded         a live state -> a final one, as the table allows
 //	toRefreshed     pending -> pending: a restored request adopts the
 //	                gateway's fresh copy of itself
@@ -101,10 +105,12 @@ const (
 	flagReusedInFlight                   // item.reusedInFlight: its id was reused while answering
 	flagRestored                         // item.restored: brought back from the log, not yet offered again
 	flagAwaitsResponded                  // item.awaitsResponded: the API server's report of the answer may follow
+	flagCrowded                          // item.crowded: an id-less deny sent while two or more waited at once, not yet placed
+	flagMissed                           // item.missed: the gateway reported that answer reaching another approval
 	flagCount           = iota
 )
 
-var flagNames = [flagCount]string{"uncertain", "last-error", "choice", "reason", "error", "hint", "responded", "reused-in-flight", "restored", "awaits-responded"}
+var flagNames = [flagCount]string{"uncertain", "last-error", "choice", "reason", "error", "hint", "responded", "reused-in-flight", "restored", "awaits-responded", "crowded", "missed"}
 
 // stateRule is one state's row of the machine.
 type stateRule struct {
@@ -123,12 +129,12 @@ var machine = map[State]stateRule{
 	},
 	StateAnswering: {
 		to:   []State{StatePending, StateSentUnknown, StateResolved, StateCancelled, StateExpired},
-		may:  flagUncertain | flagChoice | flagHint | flagResponded | flagReusedInFlight | flagRestored,
+		may:  flagUncertain | flagChoice | flagHint | flagResponded | flagReusedInFlight | flagRestored | flagCrowded | flagMissed,
 		must: flagChoice,
 	},
 	StateSentUnknown: {
 		to:   []State{StatePending, StateResolved, StateCancelled, StateExpired, StateOutcomeUnknown},
-		may:  flagLastError | flagChoice | flagRestored,
+		may:  flagLastError | flagChoice | flagRestored | flagCrowded | flagAwaitsResponded,
 		must: flagChoice,
 	},
 	StateResolved:       {may: flagLastError | flagChoice | flagAwaitsResponded, must: flagChoice},
@@ -156,6 +162,8 @@ func (it *item) flags() flag {
 	set(flagReusedInFlight, it.reusedInFlight)
 	set(flagRestored, it.restored)
 	set(flagAwaitsResponded, it.awaitsResponded)
+	set(flagCrowded, it.crowded)
+	set(flagMissed, it.missed != "")
 	return f
 }
 
@@ -208,13 +216,31 @@ func (in *Inbox) faultf(format string, args ...any) {
 	}
 }
 
-// enter records a request's move (or arrival) into its current state.
+// enter records a request's move (or arrival) into its current state,
+// after applying the rule of two at once to its session (crowdLocked),
+// so that it never shows a choice that rule takes away.
 func (in *Inbox) enter(kind ChangeKind, it *item, now time.Time) {
 	if !it.State.Live() {
 		it.Uncertain, it.restored = false, false
 	}
 	if it.State != StateAnswering {
-		it.hint, it.responded, it.respondedHow, it.reusedInFlight = nil, "", "", false
+		it.hint, it.responded, it.respondedHow, it.reusedInFlight, it.missed = nil, "", "", false, ""
+	}
+	if it.crowded && !it.State.Live() {
+		// Its deny's place never became known (placed ones are no
+		// longer crowded when they end): which approval of the session
+		// the gateway holds first is not known either.
+		it.crowded = false
+		in.loseOrderLocked(eventNS(it.Request), unboundUnplaced, now)
+	}
+	if it.State != StateAnswering && it.State != StateSentUnknown {
+		it.crowded = false
+	}
+	if it.State != StateResolved && it.State != StateSentUnknown {
+		it.awaitsResponded = false
+	}
+	if idless(it.Request) {
+		in.crowdLocked(eventNS(it.Request), it, now)
 	}
 	in.emitLocked(kind, it, now)
 }
@@ -306,12 +332,34 @@ func (in *Inbox) toSentUnknown(it *item, why string, now time.Time) bool {
 	if !in.can(it, StateSentUnknown) {
 		return false
 	}
-	it.State, it.Uncertain, it.LastError = StateSentUnknown, false, why
+	it.State, it.Uncertain, it.LastError, it.crowded = StateSentUnknown, false, why, false
 	it.Outcome = Outcome{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: now, Detail: UnknownDetail}
 	in.enter(ChangeUpdated, it, now)
 	if idless(it.Request) {
 		in.loseOrderLocked(eventNS(it.Request), unboundUnknown, now)
 	}
+	return true
+}
+
+// toUnplaced: Herald's id-less deny, sent while two or more approvals of
+// the session waited at once, was applied by the gateway to the one it
+// holds first, which may be another of them: its outcome for this request
+// is unknown until the gateway's report of the command places it (see
+// order.go). The proof of the session's order stands: the answer reached
+// one of the approvals Herald showed. reported is whether the API
+// server's report of the answer already came.
+func (in *Inbox) toUnplaced(it *item, reported bool, now time.Time) bool {
+	if !it.crowded {
+		in.faultf("%s: only a deny sent while two waited at once is unplaced", it.Key)
+		return false
+	}
+	if !in.can(it, StateSentUnknown) {
+		return false
+	}
+	it.State, it.Uncertain, it.LastError = StateSentUnknown, false, ""
+	it.Outcome = Outcome{Choice: it.Outcome.Choice, Surface: it.Outcome.Surface, At: now, Detail: UnplacedDetail}
+	it.awaitsResponded = !reported
+	in.enter(ChangeUpdated, it, now)
 	return true
 }
 
@@ -373,7 +421,16 @@ func unknownEnding(it *item, e ending) ending {
 	if e.out.Detail != "" {
 		detail += " (" + e.out.Detail + ")"
 	}
-	return unknownAt(it, fmt.Sprintf("outcome unknown: Herald's answer %q was sent before the link dropped, and %s, but not whether by that answer", it.Outcome.Choice, detail))
+	return unknownAt(it, fmt.Sprintf("outcome unknown: Herald's answer %q %s, and %s, but not whether by that answer", it.Outcome.Choice, sentHow(it), detail))
+}
+
+// sentHow says how Herald's answer to it, in sent-unknown, came to have
+// an unknown outcome.
+func sentHow(it *item) string {
+	if it.crowded {
+		return "was applied while two approvals of this session waited at once, to the one Hermes held first"
+	}
+	return "was sent before the link dropped"
 }
 
 // unknownAt is the final outcome-unknown ending of Herald's answer to it.

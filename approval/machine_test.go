@@ -108,6 +108,10 @@ func withFlag(it *item, f flag, on bool) {
 		it.restored = on
 	case flagAwaitsResponded:
 		it.awaitsResponded = on
+	case flagCrowded:
+		it.crowded = on
+	case flagMissed:
+		it.missed = str("git push --force")
 	default:
 		panic(fmt.Sprintf("flag %b has no setter", f))
 	}

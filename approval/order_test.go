@@ -3,6 +3,7 @@ package approval
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 
 // TestOrderType: the proof of answer order by itself. Every session is
 // proven until lost; the first reason stands; a session is regained only
-// when nothing open remains; refusals are for good, and bounded.
+// when nothing open remains; refusals are for good, and bounded; two
+// approvals at once are deny-only until one is left, placed.
 func TestOrderType(t *testing.T) {
 	t.Parallel()
 	o := newOrder()
@@ -35,6 +37,25 @@ func TestOrderType(t *testing.T) {
 	if _, ok := o.proven("g1/ev/s1"); !ok || o.regain("g1/ev/s1", false) {
 		t.Fatal("regaining a proven session changed something")
 	}
+	// Two at once: deny-only while two or more are open, or a deny among
+	// them awaits its place; a lost proof replaces that reason, never
+	// the other way round.
+	for _, c := range []struct {
+		open     int
+		unplaced bool
+		want     string
+	}{{0, false, ""}, {1, false, ""}, {2, false, unboundCrowd}, {3, false, unboundCrowd}, {1, true, unboundCrowd}} {
+		if got := crowdWhy(c.open, c.unplaced); got != c.want {
+			t.Errorf("crowdWhy(%d, %v) = %q, want %q", c.open, c.unplaced, got, c.want)
+		}
+	}
+	r := Request{Choices: knownChoices}
+	if !unbind(&r, unboundCrowd) || unbind(&r, unboundCrowd) || !slices.Equal(r.Choices, []string{ChoiceDeny}) {
+		t.Fatalf("the rule of two at once: %+v", r)
+	}
+	if !unbind(&r, unboundGap) || unbind(&r, unboundCrowd) || r.Unbound != unboundGap {
+		t.Fatalf("a lost proof after the rule of two at once: %q", r.Unbound)
+	}
 	for i := range maxPoisoned + 10 {
 		o.refuse(fmt.Sprint("g2/ev/s", i), "g2")
 	}
@@ -54,7 +75,11 @@ func TestOrderProof(t *testing.T) {
 	answer := func(choice string) func(*testing.T, *fixture) {
 		return func(t *testing.T, f *fixture) {
 			t.Helper()
-			if err := f.in.Answer(ctx, f.in.Pending()[0].Key, choice, "test", false); err != nil {
+			var ce *CrowdedDenyError
+			err := f.in.Answer(ctx, f.in.Pending()[0].Key, choice, "test", false)
+			if err != nil && !(choice == ChoiceDeny && errors.As(err, &ce) && ce.Other == "") {
+				// (A deny among two waiting at once awaits the report of
+				// its command, which the story gives.)
 				t.Fatalf("Herald's %s: %v", choice, err)
 			}
 		}
@@ -141,7 +166,10 @@ func TestOrderProof(t *testing.T) {
 				step(t, f)
 			}
 			// The test: an approval arriving now, alone or behind the
-			// story's open ones, is approvable exactly when proven.
+			// story's open ones, is proven exactly as the story says, and
+			// approvable when proven and alone (two waiting at once
+			// accept only deny, see TestTwoAtOnce).
+			alone := !slices.ContainsFunc(f.in.Pending(), func(r Request) bool { return idless(r) && r.Session == "s1" })
 			f.in.Ingest(legacy("g1", "s1", "curl x | sh", t0))
 			var last Request
 			for _, r := range f.in.Pending() {
@@ -151,8 +179,11 @@ func TestOrderProof(t *testing.T) {
 			var proven bool
 			f.in.do(func(time.Time) { _, proven = f.in.order.proven("g1/ev/s1") })
 			proven = proven && !f.inOrderRefused("g1/ev/s1", "g1")
-			if approvable != tt.proven || proven != tt.proven {
-				t.Fatalf("after %q: approvable %v (%q), proven %v; want %v", tt.name, approvable, last.DenyOnly(), proven, tt.proven)
+			if approvable != (tt.proven && alone) || proven != tt.proven {
+				t.Fatalf("after %q: approvable %v (%q), proven %v; want proven %v (alone %v)", tt.name, approvable, last.DenyOnly(), proven, tt.proven, alone)
+			}
+			if tt.proven && !alone && last.Unbound != unboundCrowd {
+				t.Fatalf("after %q, behind open approvals: deny-only for %q, want the rule of two at once", tt.name, last.Unbound)
 			}
 		})
 	}

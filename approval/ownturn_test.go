@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -19,7 +20,11 @@ import (
 // Whatever Herald answers first, the command's tool.complete that follows
 // (before or after the gateway confirmed the answer) is Herald's own
 // answer taking effect, not one given elsewhere: the session's answer
-// order stays proven and the second approval keeps its choices.
+// order stays proven and the second approval keeps its choices. While two
+// wait at once, only deny is accepted (order.go, "Two at once"): an allow
+// of the first is refused and nothing is sent; once the deny's
+// tool.complete says which one it reached, the other one gets its choices
+// back.
 func TestOwnAnswersKeepTheOrder(t *testing.T) {
 	t.Parallel()
 	const a, b = "rm -rf ./A-build-cache", "git push --force origin main"
@@ -36,11 +41,32 @@ func TestOwnAnswersKeepTheOrder(t *testing.T) {
 						f.in.Ingest(legacy("g1", "s1", b, t0))
 					}
 					ka := f.in.Pending()[0].Key
+					if task == "par" && first != ChoiceDeny {
+						var ue *UnboundError
+						if err := f.in.Answer(ctx, ka, first, "tray", false); !errors.As(err, &ue) || ue.Why != unboundCrowd {
+							t.Fatalf("allowing one of two waiting at once: %v", err)
+						}
+						if got := f.ans["g1"].sent(); len(got) != 0 {
+							t.Fatalf("sent %+v", got)
+						}
+						return
+					}
 					done := toolDone("g1", "s1", a, outcome[first], t0)
 					if toolWhen == "before the confirmation" {
 						f.ans["g1"].set(1, nil, func() { f.in.Ingest(done) })
 					}
-					if err := f.in.Answer(ctx, ka, first, "tray", false); err != nil {
+					var ce *CrowdedDenyError
+					switch err := f.in.Answer(ctx, ka, first, "tray", false); {
+					case task == "par" && toolWhen == "after the confirmation":
+						// Which of the two it reached is for its
+						// tool.complete to say.
+						if !errors.As(err, &ce) || ce.Other != "" {
+							t.Fatalf("a deny of one of two waiting at once, confirmed before its tool.complete: %v", err)
+						}
+						if rb := f.in.Pending()[1]; rb.Unbound != unboundCrowd {
+							t.Fatalf("the other one before the deny's tool.complete: unbound %q, choices %v", rb.Unbound, rb.Choices)
+						}
+					case err != nil:
 						t.Fatalf("first answer %q: %v", first, err)
 					}
 					f.ans["g1"].set(1, nil, nil)
@@ -197,20 +223,25 @@ func TestAPIServerRunAnsweredElsewhereUnproven(t *testing.T) {
 // TestOwnTurnOnFakeGateway is TestRealOwnTurnDenyThenAllow against the
 // fake gateway in its 0.18.2 and 0.19.0 forms, behind the real gateway
 // client: two approvals in Herald's own turn, at once or one after the
-// other; Herald denies the first, and allows the second once the deny's
-// tool.complete is in, which the rig delivers before or after the
-// gateway's reply to the deny reached Herald. The gateway applies each
-// answer to its command.
+// other; Herald denies the first shown, and allows the one left once the
+// deny's tool.complete is in, which the rig delivers before or after the
+// gateway's reply to the deny reached Herald. Two at once may be
+// announced in the other order than the gateway queues them
+// (hermestest.Options.SwapParallel): the deny then reaches the other one,
+// which Herald learns from its tool.complete. The gateway applies each
+// answer to its command, and Herald records what the gateway applied.
 func TestOwnTurnOnFakeGateway(t *testing.T) {
 	t.Parallel()
 	const c1, c2 = "rm -rf ./A-build-cache", "git push --force origin main"
 	for _, version := range []string{"0.18.2", "0.19.0"} {
-		for _, task := range []string{"approve-par", "approve-seq"} {
+		for _, task := range []string{"approve-par", "approve-par swapped", "approve-seq"} {
 			for _, before := range []bool{true, false} {
 				name := version + "/" + task + map[bool]string{true: "/tool.complete before the reply", false: "/tool.complete after the reply"}[before]
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
-					srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Legacy, Version: version})
+					swapped := task == "approve-par swapped"
+					task := strings.TrimSuffix(task, " swapped")
+					srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Legacy, Version: version, SwapParallel: swapped})
 					defer srv.Close()
 					rig := newOwnTurnRig(t, srv, before)
 					ref, err := rig.client.CreateSession(rig.ctx, nil)
@@ -222,7 +253,27 @@ func TestOwnTurnOnFakeGateway(t *testing.T) {
 					}
 					f := rig.f
 					first := f.waitChange(t, "the first approval", func(c Change) bool { return c.Kind == ChangeArrived }).Request
-					if err := f.in.Answer(rig.ctx, first.Key, ChoiceDeny, "tray", false); err != nil {
+					if task == "approve-par" {
+						f.waitChange(t, "the second approval", func(c Change) bool { return c.Kind == ChangeArrived })
+						var ue *UnboundError
+						if err := f.in.Answer(rig.ctx, first.Key, ChoiceOnce, "tray", false); !errors.As(err, &ue) || ue.Why != unboundCrowd {
+							t.Fatalf("allowing one of two waiting at once: %v", err)
+						}
+					}
+					var ce *CrowdedDenyError
+					switch err := f.in.Answer(rig.ctx, first.Key, ChoiceDeny, "tray", false); {
+					case task == "approve-par" && !before:
+						// Its tool.complete, still to come, says which of
+						// the two it reached.
+						if !errors.As(err, &ce) || ce.Other != "" {
+							t.Fatalf("deny %q, confirmed before its tool.complete: %v", first.Command, err)
+						}
+					case swapped:
+						// Its tool.complete came first: it reached c1.
+						if !errors.As(err, &ce) || ce.Other != c1 {
+							t.Fatalf("deny %q, which reached %q: %v", first.Command, c1, err)
+						}
+					case err != nil:
 						t.Fatalf("deny %q: %v", first.Command, err)
 					}
 					close(rig.replied)
@@ -244,6 +295,14 @@ func TestOwnTurnOnFakeGateway(t *testing.T) {
 					got := srv.Answers()
 					if len(got) != 2 || got[0].Command != c1 || got[0].Choice != ChoiceDeny || got[1].Command != c2 || got[1].Choice != ChoiceOnce {
 						t.Fatalf("the gateway applied %+v, want deny %q then once %q", got, c1, c2)
+					}
+					if first.Command != map[bool]string{false: c1, true: c2}[swapped] || second.Command != map[bool]string{false: c2, true: c2}[swapped] {
+						t.Fatalf("shown first %q, answered second %q", first.Command, second.Command)
+					}
+					for _, r := range f.in.Snapshot().Requests {
+						if want := map[string]string{c1: ChoiceDeny, c2: ChoiceOnce}[r.Command]; r.State != StateResolved || r.Outcome.Choice != want {
+							t.Errorf("Herald records %q %s %q (%s), the gateway applied %q", r.Command, r.State, r.Outcome.Choice, r.Outcome.Detail, want)
+						}
 					}
 				})
 			}

@@ -28,7 +28,10 @@ import (
 //  3. "always" is never sent without confirmAlways, and no choice the
 //     request does not offer is ever sent;
 //  4. states only move along the life cycle: resolved only from
-//     answering, and resolved, cancelled, expired and failed are final;
+//     answering (or from sent-unknown, a deny among two approvals waiting
+//     at once, once the gateway says which one it reached), sent-unknown
+//     only for such a deny, and resolved, cancelled, expired and failed
+//     are final;
 //  5. every arrival stays findable by key until Keep removes it, and is
 //     held once (re-deliveries never duplicate);
 //  6. an Answer that returned nil left the request resolved with its
@@ -116,10 +119,11 @@ func (m *model) violate(format string, args ...any) {
 
 // allowed[from] lists the states a notified change may move to.
 var allowed = map[State][]State{
-	"":             {StatePending, StateFailed},
-	StatePending:   {StatePending, StateAnswering, StateCancelled, StateExpired},
-	StateAnswering: {StateAnswering, StatePending, StateResolved, StateCancelled, StateExpired},
-	StateResolved:  {StateResolved},
+	"":               {StatePending, StateFailed},
+	StatePending:     {StatePending, StateAnswering, StateCancelled, StateExpired},
+	StateAnswering:   {StateAnswering, StatePending, StateSentUnknown, StateResolved, StateCancelled, StateExpired},
+	StateSentUnknown: {StateSentUnknown, StatePending, StateResolved, StateCancelled, StateExpired, StateOutcomeUnknown},
+	StateResolved:    {StateResolved},
 }
 
 func (m *model) notified(c Change) {
@@ -138,6 +142,10 @@ func (m *model) notified(c Change) {
 		return
 	case !slices.Contains(allowed[prev], c.Request.State):
 		m.violations = append(m.violations, fmt.Sprintf("%s moved %q -> %s", key, prev, c.Request.State))
+	case prev == StateAnswering && c.Request.State == StateSentUnknown && (c.Request.Outcome.Choice != ChoiceDeny || c.Request.Outcome.Detail != UnplacedDetail):
+		// No send here drops the link: only a deny the gateway applied
+		// among two approvals waiting at once has an unknown outcome.
+		m.violations = append(m.violations, fmt.Sprintf("%s: %q sent, outcome unknown (%s)", key, c.Request.Outcome.Choice, c.Request.Outcome.Detail))
 	}
 	m.states[key] = c.Request.State
 }
@@ -325,10 +333,21 @@ func (m *model) actions() map[string]func(*rapid.T) {
 			}
 			after, _ := m.in.Get(c.key)
 			taken := c.mode == "ok" || c.mode == "slow" || (c.mode == "none" && after.Dialect == DialectServerRequest)
+			// A deny among two approvals waiting at once may have reached
+			// the other one (order.go, "Two at once"): taken, its outcome
+			// is unknown (until the gateway says, or for good once its
+			// deadline passed), or it waits again once the gateway said
+			// the deny reached the other one.
+			var ce *CrowdedDenyError
+			crowded := errors.As(err, &ce)
+			unplaced := ce != nil && ce.Other == "" && (after.State == StateSentUnknown || after.State == StateOutcomeUnknown)
+			missed := ce != nil && ce.Other != "" && after.State == StatePending
 			switch {
 			case c.sends == 1 && !taken && after.State == StateResolved:
 				rt.Fatalf("Answer %+v resolved although the gateway did not take it: %+v", c, after)
-			case c.sends == 1 && taken && after.State != StateResolved:
+			case c.sends == 1 && taken && crowded && (c.choice != ChoiceDeny || !unplaced && !missed):
+				rt.Fatalf("Answer %+v, a deny among two waiting at once, returned %v, and the request is %+v", c, err, after)
+			case c.sends == 1 && taken && !crowded && after.State != StateResolved:
 				rt.Fatalf("Answer %+v was taken by the gateway but the request is %+v", c, after)
 			case c.sends == 1 && c.mode == "late" && after.State != StateExpired:
 				rt.Fatalf("Answer %+v came too late but the request is %+v", c, after)

@@ -156,7 +156,9 @@ type Request struct {
 	// request: the gateway takes only an id-less answer, which it applies
 	// to the session's oldest waiting approval, and Herald cannot prove
 	// that this is it (it did not see the session without a gap, a
-	// reconnect or a restart). Choices are then only deny.
+	// reconnect or a restart, or another approval of the session waits
+	// with it, which the gateway may hold first: see order.go, "Two at
+	// once"). Choices are then only deny.
 	Unbound string `json:"unbound,omitempty"`
 	// SessionTitle is the title of the request's session when the request
 	// arrived (Options.SessionTitle, cut to MaxTitleBytes, raw: surfaces
@@ -253,10 +255,17 @@ type AnsweredError struct {
 	// Unknown is true when the first answer was sent and its outcome is
 	// unknown (StateSentUnknown or StateOutcomeUnknown).
 	Unknown bool
+	// Crowded is true when that answer was a deny the gateway applied
+	// while two approvals of the session waited at once, and it has not
+	// said which one it reached.
+	Crowded bool
 }
 
 // Error says who answered and what to do.
 func (e *AnsweredError) Error() string {
+	if e.Crowded {
+		return fmt.Sprintf("a deny (from %s at %s) was already sent and applied, but two approvals of this session waited at once, and Hermes has not yet said which one it reached; nothing more was sent", VisibleLine(e.Surface), e.At.Format("15:04:05"))
+	}
 	if e.Unknown {
 		return fmt.Sprintf("an answer (%q from %s at %s) was already sent and the link dropped before the gateway confirmed it, so its outcome is unknown; nothing more was sent, since a second answer could reach another request", e.Choice, e.Surface, e.At.Format("15:04:05"))
 	}
