@@ -21,11 +21,13 @@ import (
 // dashboard gateway per session, and its API server per run), one by
 // server-request id and one by queue id, through random sequences of
 // agents asking (long commands included; at once, or one after another
-// within a turn as each answer lands), answers from Herald (deny or allow,
-// in any order) that go through, are cut before the write or cut after
-// it, answers from another client, the gateways' reports of each answer
-// (a command's tool.complete, a run's approval.responded) arriving before
-// or after Herald's answer is confirmed, link cuts and reconnects,
+// within a turn as each answer lands; two agents of one session at once,
+// which the id-less gateways may announce in the other order than they
+// queue them, as 0.18.2 and 0.19.0 can), answers from Herald (deny or
+// allow, in any order) that go through, are cut before the write or cut
+// after it, answers from another client, the gateways' reports of each
+// answer (a command's tool.complete, a run's approval.responded) arriving
+// before or after Herald's answer is confirmed, link cuts and reconnects,
 // restarts over the same history file, turns and runs ending and id
 // conflicts. It checks issue 16's invariant:
 //
@@ -34,7 +36,10 @@ import (
 //     user answered (same command, not truncated);
 //   - the audit log records the true outcome of every answer Herald sent,
 //     or "unknown": never resolved for an answer that did not take effect,
-//     never pending again for one that did;
+//     never pending again for one that did; for a deny Herald sent while
+//     two or more approvals of a session waited at once, which it places
+//     by the gateway's report of the command, on the approval the gateway
+//     applied it to (where only Herald answered);
 //
 // and issue 28's: Herald never says that an approval of a session was
 // settled in another client when only Herald answered there.
@@ -57,7 +62,7 @@ func TestAnswersBoundToWhatWasShown(t *testing.T) {
 		runs = 15
 	}
 	for i := range runs {
-		w := newBindWorld(t, rng)
+		w := newBindWorld(t, rng, i%2 == 1)
 		for s := 0; s < steps && !t.Failed(); s++ {
 			w.step()
 		}
@@ -75,6 +80,8 @@ type gwApproval struct {
 	session string
 	// shown: delivered to Herald when asked (the link was up).
 	shown bool
+	// key is Herald's key for it, once it arrived there.
+	key string
 }
 
 // bindWorld is the model: gateways g1 (id-less, FIFO per session), g2
@@ -99,6 +106,19 @@ type bindWorld struct {
 	// applied (by Herald), or "" if it applied nothing.
 	applied map[string]string
 	sent    map[string]bool // keys whose answer was written
+	// truth is what Herald's answers did to the approval each key names
+	// (an id-less answer reaches the gateway's oldest one, which may be
+	// another than the one answered), landed where the latest answer
+	// given on each key went ("" for an approval Herald never saw).
+	truth  map[string]string
+	landed map[string]string
+	// calm: a run whose link holds and whose Herald keeps running, and
+	// where only Herald answers, so every session's order stays proven
+	// and approvals asked at once meet the rule of two at once. There,
+	// Herald's record of every answer to g1 must be the truth, also when
+	// the gateway applied it to another approval than the one answered
+	// (which Herald learns from the command's tool.complete).
+	calm bool
 	// looked is a request as the user saw it (a notification, the
 	// window), answered in a later step: by then the gateway may have
 	// reused its id, or Herald restarted.
@@ -107,7 +127,9 @@ type bindWorld struct {
 
 	// later is what the gateways sent that Herald has not received yet,
 	// in order; a link drop or a restart loses it.
-	later []wire.Event
+	later []sentEvent
+	// arrived is the key of the latest request that arrived in Herald.
+	arrived string
 	// runs numbers g4's runs per slot ("g4/s1"): a run that ended is
 	// followed by a new one.
 	runs map[string]int
@@ -128,9 +150,17 @@ const bindMaxCommand = 64
 var bindCommands = []string{"rm -rf ./a", "git push --force", "rm -rf ./b", "curl x | sh",
 	"echo " + strings.Repeat("p", bindMaxCommand) + "; rm -rf ~"}
 
-func newBindWorld(t *testing.T, rng *rand.Rand) *bindWorld {
-	w := &bindWorld{t: t, rng: rng, clk: clock.NewFake(t0), path: filepath.Join(t.TempDir(), "audit.db"),
+// sentEvent is an event on its way to Herald, and the approval it
+// announces, if it does.
+type sentEvent struct {
+	ev wire.Event
+	a  *gwApproval
+}
+
+func newBindWorld(t *testing.T, rng *rand.Rand, calm bool) *bindWorld {
+	w := &bindWorld{t: t, rng: rng, calm: calm, clk: clock.NewFake(t0), path: filepath.Join(t.TempDir(), "audit.db"),
 		queues: map[string][]*gwApproval{}, up: true, applied: map[string]string{}, sent: map[string]bool{},
+		truth: map[string]string{}, landed: map[string]string{},
 		runs: map[string]int{}, elsewhere: map[string]bool{}}
 	w.open()
 	return w
@@ -144,7 +174,12 @@ func (w *bindWorld) open() {
 	w.st = st
 	w.in = New(Options{Clock: w.clk, Store: st, MaxCommandBytes: bindMaxCommand,
 		Answerers: func(gw string) (Answerer, bool) { return &bindAnswerer{w: w, gw: gw}, w.up },
-		fault:     func(why string) { w.t.Errorf("approval machine: %s", why) }})
+		Notify: func(c Change) {
+			if c.Kind == ChangeArrived {
+				w.arrived = c.Request.Key
+			}
+		},
+		fault: func(why string) { w.t.Errorf("approval machine: %s", why) }})
 	if w.up {
 		w.attachAll()
 	}
@@ -164,7 +199,7 @@ func (w *bindWorld) attachAll() {
 	for _, q := range w.queueKeys() {
 		list := w.queues[q]
 		gw, sid, _ := strings.Cut(q, "/")
-		w.in.Ingest(event(gw, sid, sessionFollowed, w.clk.Now(), map[string]any{"reason": "followed", "running": len(list) > 0 || w.rng.IntN(3) == 0}))
+		w.in.Ingest(event(gw, sid, sessionFollowed, w.clk.Now(), map[string]any{"reason": "followed", "running": len(list) > 0 || !w.calm && w.rng.IntN(3) == 0}))
 	}
 }
 
@@ -172,13 +207,20 @@ func (w *bindWorld) step() {
 	defer w.checkElsewhere()
 	sessions := []string{"s1", "s2"}
 	gw := []string{"g1", "g2", "g3", "g4"}[w.rng.IntN(4)]
+	if w.calm && w.rng.IntN(2) == 0 {
+		gw = "g1" // where two at once meet the gateway's reports
+	}
 	sid := sessions[w.rng.IntN(len(sessions))]
 	slot := gw + "/" + sid
 	if gw == "g4" {
 		sid = fmt.Sprintf("%s.run%d", sid, w.runs[slot]) // the slot's current run
 	}
 	q := gw + "/" + sid
-	switch n := w.rng.IntN(100); {
+	n := w.rng.IntN(100)
+	if w.calm && n >= 65 && n < 94 {
+		n = 0 // no other client, link cut or restart: what was sent arrives
+	}
+	switch {
 	case n < 8: // what the gateways sent arrives
 		w.flush()
 	case n < 32: // the agent asks
@@ -203,7 +245,13 @@ func (w *bindWorld) step() {
 				}
 			}
 		}
-		w.ask(gw, a)
+		if fifoGateway(gw) && (w.rng.IntN(3) == 0 || w.calm && w.rng.IntN(2) == 0) {
+			// Two agents of the session ask at once.
+			b := &gwApproval{cmd: bindCommands[w.rng.IntN(len(bindCommands))], session: sid}
+			w.askTwo(gw, a, b)
+		} else {
+			w.ask(gw, a)
+		}
 		w.flush()
 	case n < 65: // the user answers what is shown, now or later
 		var r Request
@@ -223,10 +271,13 @@ func (w *bindWorld) step() {
 			}
 		}
 		choice := ChoiceDeny
-		if w.rng.IntN(3) > 0 {
+		if w.rng.IntN(3) > 0 && !(w.calm && w.rng.IntN(2) == 0) {
 			choice = ChoiceOnce
 		}
 		mode := []string{"ok", "ok", "ok", "cut-before", "cut-after"}[w.rng.IntN(5)]
+		if w.calm {
+			mode = "ok"
+		}
 		ctx := context.WithValue(context.Background(), callKey{}, &answerCall{key: r.Key, choice: choice, mode: mode})
 		ctx = context.WithValue(ctx, shownKey{}, r)
 		err := w.in.Answer(ctx, r.Key, choice, "prop", false)
@@ -293,16 +344,41 @@ func (w *bindWorld) step() {
 func (w *bindWorld) ask(gw string, a *gwApproval) {
 	w.queues[gw+"/"+a.session] = append(w.queues[gw+"/"+a.session], a)
 	w.note("%s/%s asks %q %q (link up %v)", gw, a.session, a.id, a.cmd, w.up)
+	w.announce(gw, a)
+}
+
+// askTwo is two agents of one session of an id-less gateway asking at
+// once: queued a then b, and announced in either order, since 0.18.2 and
+// 0.19.0 queue and announce in two steps (PROTOCOL.md, "Two approvals in
+// one turn"). Both announcements reach Herald together.
+func (w *bindWorld) askTwo(gw string, a, b *gwApproval) {
+	q := gw + "/" + a.session
+	w.queues[q] = append(w.queues[q], a, b)
+	swap := w.rng.IntN(2) == 0
+	w.note("%s asks %q and %q at once, announced swapped %v (link up %v)", q, a.cmd, b.cmd, swap, w.up)
+	if swap {
+		a, b = b, a
+	}
+	w.announce(gw, a)
+	w.announce(gw, b)
+}
+
+// announce sends Herald the approval.request for a, queued.
+func (w *bindWorld) announce(gw string, a *gwApproval) {
 	a.shown = w.up
+	var ev wire.Event
 	switch gw {
 	case "g1":
-		w.send(legacy(gw, a.session, a.cmd, w.clk.Now()))
+		ev = legacy(gw, a.session, a.cmd, w.clk.Now())
 	case "g4":
-		w.send(event(gw, a.session, wire.ApprovalRequest, w.clk.Now(), map[string]any{"command": a.cmd, "description": "d", "choices": knownChoices}))
+		ev = event(gw, a.session, wire.ApprovalRequest, w.clk.Now(), map[string]any{"command": a.cmd, "description": "d", "choices": knownChoices})
 	case "g3":
-		w.send(event(gw, a.session, wire.ApprovalRequest, w.clk.Now(), map[string]any{"command": a.cmd, "request_id": a.id, "choices": knownChoices}))
+		ev = event(gw, a.session, wire.ApprovalRequest, w.clk.Now(), map[string]any{"command": a.cmd, "request_id": a.id, "choices": knownChoices})
 	default:
-		w.send(srq(gw, a.session, a.id, a.cmd, w.clk.Now()))
+		ev = srq(gw, a.session, a.id, a.cmd, w.clk.Now())
+	}
+	if w.up {
+		w.later = append(w.later, sentEvent{ev, a})
 	}
 }
 
@@ -328,16 +404,21 @@ func (w *bindWorld) settled(gw string, a *gwApproval, choice string) {
 // send is a gateway sending ev to Herald: lost while the link is down.
 func (w *bindWorld) send(ev wire.Event) {
 	if w.up {
-		w.later = append(w.later, ev)
+		w.later = append(w.later, sentEvent{ev: ev})
 	}
 }
 
-// flush delivers, in order, what the gateways sent.
+// flush delivers, in order, what the gateways sent, and learns Herald's
+// key of each approval that arrives.
 func (w *bindWorld) flush() {
 	evs := w.later
 	w.later = nil
-	for _, ev := range evs {
-		w.in.Ingest(ev)
+	for _, s := range evs {
+		w.arrived = ""
+		w.in.Ingest(s.ev)
+		if s.a != nil && w.arrived != "" {
+			s.a.key = w.arrived
+		}
 	}
 }
 
@@ -476,7 +557,13 @@ func (a *bindAnswerer) apply(ctx context.Context, session, id, choice string) (i
 	if hit != nil {
 		n = 1
 		w.queues[q] = slices.DeleteFunc(w.queues[q], func(x *gwApproval) bool { return x == hit })
-		w.applied[c.key] = choice
+		w.applied[c.key], w.landed[c.key] = choice, hit.key
+		if hit.key != "" {
+			w.truth[hit.key] = choice
+		}
+		if hit.key != "" && hit.key != c.key {
+			w.note("the gateway applies Herald's %s on %s to %s %q, which it holds first", choice, c.key, hit.key, hit.cmd)
+		}
 		if choice != ChoiceDeny && (hit.cmd != shown.Command || shown.Truncated) {
 			w.t.Errorf("%s applied %q from Herald to %q, but the request answered showed %q (truncated %v, key %s)",
 				a.gw, choice, hit.cmd, shown.Command, shown.Truncated, c.key)
@@ -518,16 +605,41 @@ func (w *bindWorld) checkAudit() {
 		}
 		last[e.Key] = e
 	}
-	for key := range w.sent {
-		e := last[key]
-		applied := w.applied[key]
+	for key, e := range last {
+		applied, truth := w.applied[key], w.truth[key]
+		pending := e.State == StatePending || e.State == StateAnswering
+		if gw, _, _ := strings.Cut(key, "/"); fifoGateway(gw) {
+			// An id-less answer reaches the gateway's oldest approval,
+			// which may be another than the one answered (two asked at
+			// once, announced in the other order). Herald records it on
+			// the one it reached when the gateway's report says which
+			// (truth), else on the one answered (applied); in a calm run
+			// g1 reports every one, so its record is the truth.
+			strict := w.calm && gw == "g1"
+			landed, ok := w.landed[key]
+			switch {
+			case e.State == StateResolved && e.Choice != truth && (strict || e.Choice != applied):
+				w.t.Errorf("%s: the audit log says resolved %q, but Herald's answers applied %q to it (%q given on it)", key, e.Choice, truth, applied)
+				w.dump(key)
+			case pending && strict && w.sent[key] && truth != "":
+				w.t.Errorf("%s: Herald's answers applied %q to it, but the audit log ends %s", key, truth, e.State)
+				w.dump(key)
+			case pending && ok && applied != "" && (landed == key || landed == ""):
+				w.t.Errorf("%s: the gateway applied %q from Herald, but the audit log ends %s", key, applied, e.State)
+				w.dump(key)
+			}
+			continue
+		}
+		if !w.sent[key] {
+			continue
+		}
 		switch {
 		case e.State == StateResolved && applied == "":
 			w.t.Errorf("%s: the audit log says resolved %q, but the gateway applied nothing from Herald", key, e.Choice)
 			w.dump(key)
 		case e.State == StateResolved && applied != e.Choice:
 			w.t.Errorf("%s: the audit log says resolved %q, the gateway applied %q", key, e.Choice, applied)
-		case applied != "" && (e.State == StatePending || e.State == StateAnswering):
+		case applied != "" && pending:
 			w.t.Errorf("%s: the gateway applied %q from Herald, but the audit log ends %s", key, applied, e.State)
 			w.dump(key)
 		}
