@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,8 +53,10 @@ func TestResolveKeyAndControl(t *testing.T) {
 	t.Parallel()
 	s := New(Config{Clock: clock.NewFake(time.Unix(0, 0)), Store: approval.NewMemoryStore()})
 	defer s.Close()
-	for _, cmd := range []string{"rm -rf ./a", "rm -rf ./b"} {
-		s.onEvent(ev(wire.ApprovalRequest, "s1", map[string]any{"command": cmd, "choices": []string{"once", "deny"}}))
+	// Two sessions, one approval each: two of one session at once on an
+	// id-less connection would accept only deny (approval.TestTwoAtOnce).
+	for i, cmd := range []string{"rm -rf ./a", "rm -rf ./b"} {
+		s.onEvent(ev(wire.ApprovalRequest, fmt.Sprintf("s%d", i+1), map[string]any{"command": cmd, "choices": []string{"once", "deny"}}))
 	}
 	pend := s.Inbox().Pending()
 	if len(pend) != 2 {

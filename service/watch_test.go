@@ -48,7 +48,9 @@ func TestWatchInitialViewThenNumbered(t *testing.T) {
 	if first.Seq != 1 || first.View == nil || len(first.View.Approvals) != 1 || first.View.Approvals[0].Command != "rm -rf ./a" {
 		t.Fatalf("first notification: seq %d view %+v, want the View with the waiting approval", first.Seq, first.View)
 	}
-	s.onEvent(ev(wire.ApprovalRequest, "s1", map[string]any{"command": "rm -rf ./b", "choices": []string{"once", "deny"}}))
+	// Another session: a second approval of s1 would also change what s1's
+	// first one accepts (two at once accept only deny) and republish it.
+	s.onEvent(ev(wire.ApprovalRequest, "s2", map[string]any{"command": "rm -rf ./b", "choices": []string{"once", "deny"}}))
 	var seqs []uint64
 	var kinds []string
 	for range 2 {
