@@ -450,32 +450,46 @@ func TestDesktop(t *testing.T) {
 		e.run(10*time.Second, "xdotool", "mousemove", "--window", win, "200", "300", "click", "--repeat", "30", "--delay", "30", "4")
 		// The card lists what runs now: this idle session is named in the
 		// Sessions panel and the quick prompt.
-		words := h.waitWords(win, "30-names.png", func(text string) bool { return strings.Count(text, name) >= 2 })
+		// Where each occurrence is: under the Gateways heading (the card),
+		// under Sessions (the panel) or under Quick prompt, in the left
+		// pane. Read until the panel and the quick prompt both show it
+		// (the pane may still be scrolling back; the right pane's strip
+		// and sheet name it too, so a count alone is not enough).
+		var where map[string]int
+		headings := false
+		placed := func(ws words) bool {
+			gx, gy, okG := ws.find("gateways")
+			_, sy, okS := ws.find("sessions")
+			_, qy, okQ := ws.find("quick")
+			where = map[string]int{}
+			if headings = okG && okS && okQ && gy < sy && sy < qy; !headings {
+				return false
+			}
+			for _, p := range ws.phrase(name) {
+				switch {
+				case p.X > gx+300: // the right pane
+				case p.Y > gy && p.Y < sy:
+					where["card"]++
+				case p.Y > sy && p.Y < qy:
+					where["panel"]++
+				case p.Y > qy:
+					where["quick prompt"]++
+				}
+			}
+			return where["panel"] > 0 && where["quick prompt"] > 0
+		}
+		var seen words
+		if err := poll(step, 0, func() (bool, error) {
+			seen = h.waitRead(win, "30-names.png", func(ws words) bool { return strings.Count(strings.Join(ws.text, " "), name) >= 2 })
+			return placed(seen), nil
+		}); err != nil && !headings {
+			h.fatalf("the headings Gateways, Sessions and Quick prompt not read in order in 30-names.png: %q", strings.Join(seen.text, " "))
+		}
+		words := seen
 		flat := strings.Join(words.text, " ")
 		for _, id := range []string{live, stored} {
 			if strings.Contains(flat, strings.ToLower(id)) {
 				t.Errorf("the live view shows the session's id %s, not only its name (see 30-names.png)", id)
-			}
-		}
-		// Where each occurrence is: under the Gateways heading (the card),
-		// under Sessions (the panel) or under Quick prompt, in the left
-		// pane.
-		gx, gy, okG := words.find("gateways")
-		_, sy, okS := words.find("sessions")
-		_, qy, okQ := words.find("quick")
-		if !okG || !okS || !okQ || !(gy < sy && sy < qy) {
-			h.fatalf("the headings Gateways, Sessions and Quick prompt not read in order in 30-names.png: %q", flat)
-		}
-		where := map[string]int{}
-		for _, p := range words.phrase(name) {
-			switch {
-			case p.X > gx+300: // the right pane
-			case p.Y > gy && p.Y < sy:
-				where["card"]++
-			case p.Y > sy && p.Y < qy:
-				where["panel"]++
-			case p.Y > qy:
-				where["quick prompt"]++
 			}
 		}
 		if where["card"] > 0 {
@@ -1579,6 +1593,12 @@ func abs(n int) int { return max(n, -n) }
 // ok holds for the text read (lower case, single spaces).
 func (h *harness) waitWords(win, name string, ok func(string) bool) words {
 	h.t.Helper()
+	return h.waitRead(win, name, func(ws words) bool { return ok(strings.Join(ws.text, " ")) })
+}
+
+// waitRead is waitWords for a condition on where words are read, too.
+func (h *harness) waitRead(win, name string, ok func(words) bool) words {
+	h.t.Helper()
 	if _, err := exec.LookPath("tesseract"); err != nil {
 		h.t.Skip("tesseract not installed (Debian package tesseract-ocr)")
 	}
@@ -1614,7 +1634,7 @@ func (h *harness) waitWords(win, name string, ok func(string) bool) words {
 			last.at = append(last.at, image.Pt((n[0]+n[2]/2)/3, (n[1]+n[3]/2)/3))
 		}
 		os.WriteFile(strings.TrimSuffix(path, ".png")+".txt", []byte(strings.Join(last.text, " ")), 0o644)
-		return ok(strings.Join(last.text, " ")), nil
+		return ok(last), nil
 	})
 	if err != nil {
 		h.fatalf("%s never read as expected: %v; tesseract read:\n%s", name, err, strings.Join(last.text, " "))
