@@ -14,6 +14,7 @@ import (
 // fevent is one event in a run's log.
 type fevent struct {
 	seq  int
+	name string // the "event:" name (session chat streams)
 	body []byte
 }
 
@@ -39,6 +40,11 @@ type frun struct {
 	nextRequest    int
 	stopCh         chan struct{}
 	stopped        bool
+
+	// turn is the session of a session chat stream's turn (nil for
+	// /v1/runs runs), messageID its assistant message.
+	turn      *fsession
+	messageID string
 }
 
 type fapproval struct {
@@ -64,7 +70,19 @@ func (r *frun) terminal() bool {
 func (s *Server) lookup(id string) *frun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.runs[id]
+	return s.lookupLocked(id)
+}
+
+// lookupLocked finds a run for the /v1/runs routes: a run, or a session
+// turn where /v1/runs knows them (SessionStreamApprovals).
+func (s *Server) lookupLocked(id string) *frun {
+	if r := s.runs[id]; r != nil {
+		return r
+	}
+	if s.turnControlled() {
+		return s.turns[id]
+	}
+	return nil
 }
 
 func runNotFound(w http.ResponseWriter, id string) {
@@ -83,6 +101,11 @@ func (s *Server) pushLocked(r *frun, name string, o obj) {
 		r.lastEvent = name // text deltas bypass the status update
 	}
 	r.updated = s.now()
+	if r.turn != nil {
+		s.pushTurnLocked(r, name, o)
+		s.notifyLocked()
+		return
+	}
 	if s.opts.Dialect == SingleConsumer && r.gone {
 		s.notifyLocked() // no transport any more: the event is lost
 		return
@@ -117,7 +140,7 @@ func (s *Server) statusObj(r *frun) obj {
 	if r.errMsg != "" {
 		o = append(o, kv{"error", r.errMsg})
 	}
-	if s.opts.Dialect == LastEventID && r.status == "waiting_for_approval" && r.approvalEvent != nil {
+	if (s.opts.Dialect == LastEventID || r.turn != nil) && r.status == "waiting_for_approval" && r.approvalEvent != nil {
 		o = append(o, kv{"approval", r.approvalEvent})
 	}
 	return o
@@ -253,7 +276,7 @@ func (s *Server) serveStart(w http.ResponseWriter, req *http.Request) {
 func (s *Server) serveStatus(w http.ResponseWriter, req *http.Request) {
 	id := req.PathValue("id")
 	s.mu.Lock()
-	r := s.runs[id]
+	r := s.lookupLocked(id)
 	var o obj
 	if r != nil {
 		o = s.statusObj(r)
@@ -441,7 +464,7 @@ func (s *Server) serveApproval(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case all:
 		targets = append(targets, r.pending...)
-	case requestID != "" && s.opts.Dialect == LastEventID:
+	case requestID != "" && s.honoursID(r):
 		for _, a := range r.pending {
 			if a.id == requestID {
 				targets = append(targets, a)
@@ -462,7 +485,7 @@ func (s *Server) serveApproval(w http.ResponseWriter, req *http.Request) {
 	}
 	fields := obj{{"choice", choice}}
 	resp := obj{{"object", "hermes.run.approval_response"}, {"run_id", id}, {"choice", choice}}
-	if requestID != "" {
+	if requestID != "" && s.honoursID(r) {
 		fields = append(fields, kv{"request_id", requestID})
 		resp = append(resp, kv{"request_id", requestID})
 	}
@@ -511,7 +534,7 @@ func truthy(v any) bool {
 func (s *Server) serveStop(w http.ResponseWriter, req *http.Request) {
 	id := req.PathValue("id")
 	s.mu.Lock()
-	r := s.runs[id]
+	r := s.lookupLocked(id)
 	if r == nil {
 		s.mu.Unlock()
 		runNotFound(w, id)
@@ -556,6 +579,8 @@ func (s *Server) agent(r *frun) {
 	switch {
 	case strings.HasPrefix(in, "approve-me:"):
 		out = s.approveMe(r, strings.TrimSpace(strings.TrimPrefix(in, "approve-me:")))
+	case strings.HasPrefix(in, "approve-seq:"):
+		out = s.approveSeq(r, strings.Split(strings.TrimPrefix(in, "approve-seq:"), "||"))
 	case in == "slow" || strings.HasPrefix(in, "slow "):
 		n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(in, "slow")))
 		if n <= 0 {
@@ -680,6 +705,9 @@ func (s *Server) approveMe(r *frun, cmd string) outcome {
 	}
 	s.emit(r, "tool.started", obj{{"tool", "terminal"}, {"preview", cmd}})
 	desc := describe(cmd)
+	if r.turn != nil && !s.turnControlled() {
+		return s.refusedUnasked(r, cmd, desc)
+	}
 
 	s.mu.Lock()
 	if s.permanent[desc] {
@@ -700,7 +728,7 @@ func (s *Server) approveMe(r *frun, cmd string) outcome {
 		// (integration/apiconformance_test.go).
 		ev = append(ev, kv{"allow_session", true})
 	}
-	if s.opts.Dialect == LastEventID {
+	if s.opts.Dialect == LastEventID || r.turn != nil {
 		ev = append(ev, kv{"request_id", a.id})
 	}
 	ev = append(ev, kv{"event", "approval.request"}, kv{"run_id", r.id}, kv{"timestamp", s.now()},
@@ -765,6 +793,9 @@ func (s *Server) finish(r *frun, out outcome) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.approvalActive = false
+	if r.turn != nil {
+		s.finishTurnLocked(r, out)
+	}
 	for _, a := range r.pending {
 		select {
 		case a.answer <- "":
@@ -789,4 +820,44 @@ func (s *Server) finish(r *frun, out outcome) {
 	close(r.notify)
 	r.notify = make(chan struct{})
 	s.notifyLocked()
+}
+
+// honoursID reports whether an answer's request_id picks the approval it
+// names on run r (else the run's oldest pending one is resolved, as
+// Hermes 0.18.2/0.19.0 and the endpoint hermes-desktop#904 reported).
+func (s *Server) honoursID(r *frun) bool {
+	return (s.opts.Dialect == LastEventID || r.turn != nil) && !s.opts.IgnoreRequestID
+}
+
+// refusedUnasked is a dangerous command in a session turn on 0.18.2 and
+// 0.19.0: no approval notifier is registered on that path, so the guard
+// answers pending_approval at once and the command does not run (the
+// real servers' stub says "pending: CMD"; checked with hermes-peer).
+func (s *Server) refusedUnasked(r *frun, cmd, desc string) outcome {
+	s.emit(r, "tool.completed", obj{{"tool", "terminal"}, {"duration", 0.004}, {"error", false}})
+	msg := "\u26a0\ufe0f " + desc + ". Asking the user for approval.\n\n**Command:**\n```\n" + cmd + "\n```"
+	guard := pyJSON(obj{{"approval_pending", true}, {"approved", false}, {"command", cmd}, {"description", desc},
+		{"message", msg}, {"pattern_key", desc}, {"status", "pending_approval"}})
+	return s.sayThen(r, "pending: "+cmd+"\nguard="+string(guard), append([]string{"pending: "}, words(cmd)...)...)
+}
+
+// approveSeq asks for each command in turn, like the stub's
+// "approve-seq: C1 || C2" (capture 31_approve_seq): each answer is
+// awaited before the next command is asked; the output has one line per
+// command, "approved: C" or "blocked: C".
+func (s *Server) approveSeq(r *frun, cmds []string) outcome {
+	var lines []string
+	for _, c := range cmds {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		o := s.approveMe(r, c)
+		if o.status != "completed" {
+			return o
+		}
+		line, _, _ := strings.Cut(o.output, "\n")
+		lines = append(lines, line)
+	}
+	return outcome{status: "completed", output: strings.Join(lines, "\n")}
 }

@@ -96,6 +96,14 @@ type Options struct {
 	// NoEventStreams advertises run_events_sse false and answers every
 	// event-stream subscribe 404, like a server with streams turned off.
 	NoEventStreams bool
+	// SessionStream is how a session's chat stream behaves (default
+	// SessionStreamLegacy, as 0.18.2 and 0.19.0).
+	SessionStream SessionStream
+	// IgnoreRequestID makes the approval endpoint resolve a run's oldest
+	// pending approval whatever request_id the answer names, and not echo
+	// the id: the endpoint hermes-desktop#904 reported (mid-August 2026),
+	// on a server whose events carry ids.
+	IgnoreRequestID bool
 }
 
 // Faults are injected into requests. Set them with SetFaults.
@@ -176,7 +184,12 @@ type Server struct {
 	approvals []Approval
 	permanent map[string]bool // "always"-approved patterns
 	changed   chan struct{}
-	closed    bool
+
+	sessions    map[string]*fsession
+	turns       map[string]*frun // session chat stream turns by run id
+	turnOrder   []string
+	nextMessage int
+	closed      bool
 }
 
 type idemEntry struct {
@@ -211,6 +224,8 @@ func NewServer(opts Options) *Server {
 		idem:      map[string]idemEntry{},
 		permanent: map[string]bool{},
 		changed:   make(chan struct{}),
+		sessions:  map[string]*fsession{},
+		turns:     map[string]*frun{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", s.serveHealth)
@@ -221,6 +236,11 @@ func NewServer(opts Options) *Server {
 	mux.HandleFunc("GET /v1/runs/{id}/events", s.serveEvents)
 	mux.HandleFunc("POST /v1/runs/{id}/approval", s.serveApproval)
 	mux.HandleFunc("POST /v1/runs/{id}/stop", s.serveStop)
+	mux.HandleFunc("GET /api/sessions", s.serveSessions)
+	mux.HandleFunc("POST /api/sessions", s.serveCreateSession)
+	mux.HandleFunc("GET /api/sessions/{id}", s.serveSession)
+	mux.HandleFunc("GET /api/sessions/{id}/messages", s.serveSessionMessages)
+	mux.HandleFunc("POST /api/sessions/{id}/chat/stream", s.serveChatStream)
 	s.hs = httptest.NewServer(s.middleware(mux))
 	s.URL = s.hs.URL
 	return s
@@ -231,6 +251,9 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
 	for _, r := range s.runs {
+		r.stopAgent()
+	}
+	for _, r := range s.turns {
 		r.stopAgent()
 	}
 	s.notifyLocked()
@@ -325,6 +348,9 @@ func (s *Server) Run(id string) (RunInfo, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.runs[id]
+	if r == nil {
+		r = s.turns[id]
+	}
 	if r == nil {
 		return RunInfo{}, false
 	}
