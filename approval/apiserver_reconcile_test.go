@@ -11,6 +11,7 @@ import (
 	"github.com/herald-desktop/herald/backend/apiservertest"
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/source"
+	"github.com/herald-desktop/herald/backend/wire"
 )
 
 // TestUnknownReconciledOnAPIServer runs the inbox behind the API server
@@ -22,7 +23,13 @@ import (
 //   - one that took the answer says so on the stream (approval.responded):
 //     resolved, with the server's word for it;
 //   - 0.18.2's status says only "waiting_for_approval": it cannot name the
-//     approval, so the answer stays unknown and nothing is sent again.
+//     approval, so the answer stays unknown and nothing is sent again;
+//   - an answer by request_id is bound by that id only once the server
+//     showed on this connection that it honours ids (an earlier answer's
+//     200 echoed its id: proved answers the run's first approval first);
+//     before that, an approval listed again stays unknown (the answer,
+//     applied by order, may have settled another approval of the run) and
+//     nothing is sent again.
 func TestUnknownReconciledOnAPIServer(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -32,11 +39,13 @@ func TestUnknownReconciledOnAPIServer(t *testing.T) {
 		state   State
 		detail  string
 		again   bool
+		proved  bool
 	}{
-		{"listed again by its request_id", apiservertest.LastEventID, apiservertest.Faults{LoseApproval: 1}, StatePending, "listed it again", true},
-		{"taken, confirmed on the stream", apiservertest.LastEventID, apiservertest.Faults{DropApprovalResponse: 1}, StateResolved, "API server reported", false},
-		{"taken on 0.18.2, confirmed on the stream", apiservertest.SingleConsumer, apiservertest.Faults{DropApprovalResponse: 1}, StateResolved, "API server reported", false},
-		{"0.18.2 cannot name the approval", apiservertest.SingleConsumer, apiservertest.Faults{LoseApproval: 1}, StateSentUnknown, UnknownDetail, false},
+		{"listed again by its request_id", apiservertest.LastEventID, apiservertest.Faults{LoseApproval: 1}, StatePending, "listed it again", true, true},
+		{"listed again before ids were honoured", apiservertest.LastEventID, apiservertest.Faults{LoseApproval: 1}, StateSentUnknown, UnknownDetail, false, false},
+		{"taken, confirmed on the stream", apiservertest.LastEventID, apiservertest.Faults{DropApprovalResponse: 1}, StateResolved, "API server reported", false, true},
+		{"taken on 0.18.2, confirmed on the stream", apiservertest.SingleConsumer, apiservertest.Faults{DropApprovalResponse: 1}, StateResolved, "API server reported", false, false},
+		{"0.18.2 cannot name the approval", apiservertest.SingleConsumer, apiservertest.Faults{LoseApproval: 1}, StateSentUnknown, UnknownDetail, false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -46,6 +55,7 @@ func TestUnknownReconciledOnAPIServer(t *testing.T) {
 			// The API server source as the service opens it: it is the
 			// inbox's Answerer, as there.
 			checks := make(chan struct{}, 1)
+			listings := make(chan struct{}, 8)
 			var api *apiserver.Source
 			f := newFixture(t, func(o *Options) {
 				o.Clock = clk
@@ -56,7 +66,12 @@ func TestUnknownReconciledOnAPIServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			src, err := d.Open(source.Config{Name: "api", URL: srv.URL, Secrets: map[string]string{"key": srv.Key()}, Clock: clk},
-				source.Hooks{OnEvent: f.in.Ingest, OnStatus: func(s source.Status) {
+				source.Hooks{OnEvent: func(ev wire.Event) {
+					f.in.Ingest(ev)
+					if ev.Kind == wire.ApprovalsListed {
+						listings <- struct{}{}
+					}
+				}, OnStatus: func(s source.Status) {
 					select {
 					case checks <- struct{}{}:
 					default:
@@ -73,11 +88,33 @@ func TestUnknownReconciledOnAPIServer(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), guard)
 			defer cancel()
 			go client.Run(ctx)
+			if tt.proved {
+				// An earlier run's answer by id, honoured: the server
+				// showed that it binds answers by id.
+				first, err := client.StartRun(ctx, apiserver.RunRequest{Input: "approve-me: rm -rf ./first"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := f.waitChange(t, "first arrival", func(c Change) bool { return c.Kind == ChangeArrived }).Request.Key
+				if err := f.in.Answer(ctx, k, "once", "tray", false); err != nil {
+					t.Fatal(err)
+				}
+				f.waitChange(t, "first run's end", func(c Change) bool { return c.Request.Key == k && c.Request.State == StateResolved })
+				for r, _ := srv.Run(first.ID); r.Status != "completed"; r, _ = srv.Run(first.ID) {
+					<-srv.Changed()
+				}
+			}
 			run, err := client.StartRun(ctx, apiserver.RunRequest{Input: "approve-me: git reset --hard HEAD"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			key := f.waitChange(t, "arrival", func(c Change) bool { return c.Kind == ChangeArrived }).Request.Key
+			key := f.waitChange(t, "arrival", func(c Change) bool {
+				return c.Kind == ChangeArrived && strings.Contains(c.Request.Command, "git reset")
+			}).Request.Key
+			if r := f.get(t, key); tt.dialect == apiservertest.LastEventID && (r.ByOrder == tt.proved || r.QueueID == "") {
+				t.Fatalf("ids honoured on this connection %v: by order %v, id %q", tt.proved, r.ByOrder, r.QueueID)
+			}
+			before := len(srv.Approvals())
 			srv.SetFaults(tt.fault)
 			err = f.in.Answer(ctx, key, "once", "tray", false)
 			// A server that took the answer may confirm it on the stream
@@ -89,8 +126,10 @@ func TestUnknownReconciledOnAPIServer(t *testing.T) {
 			// due, and returns when.
 			nextCheck := func() time.Time {
 				for {
-					if s := client.Status(); len(s.Runs) == 1 && s.Runs[0].NextCheck.After(clk.Now()) {
-						return s.Runs[0].NextCheck
+					for _, r := range client.Status().Runs {
+						if r.ID == run.ID && r.NextCheck.After(clk.Now()) {
+							return r.NextCheck
+						}
 					}
 					select {
 					case <-checks:
@@ -104,10 +143,19 @@ func TestUnknownReconciledOnAPIServer(t *testing.T) {
 			} else {
 				clk.Advance(nextCheck().Sub(clk.Now()))
 			}
-			if tt.state == StateSentUnknown {
+			switch {
+			case tt.state == StateSentUnknown && tt.dialect == apiservertest.LastEventID:
+				// The check listed it by its id; applied, it changes
+				// nothing.
+				select {
+				case <-listings:
+				case <-ctx.Done():
+					t.Fatal("no listing")
+				}
+			case tt.state == StateSentUnknown:
 				// The check named nothing: another one is due.
 				nextCheck()
-			} else {
+			default:
 				f.waitChange(t, "reconciled", func(c Change) bool {
 					return c.Request.Key == key && c.Request.State == tt.state && strings.Contains(c.Request.Outcome.Detail, tt.detail)
 				})
@@ -121,7 +169,7 @@ func TestUnknownReconciledOnAPIServer(t *testing.T) {
 				if err == nil {
 					t.Fatal("a second answer was accepted")
 				}
-				if n := len(srv.Approvals()); n > 1 {
+				if n := len(srv.Approvals()) - before; n > 1 {
 					t.Fatalf("%d answers reached the server", n)
 				}
 				return
@@ -129,7 +177,7 @@ func TestUnknownReconciledOnAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("answer again: %v", err)
 			}
-			got := srv.Approvals()
+			got := srv.Approvals()[before:]
 			if len(got) != 1 || got[0].Choice != "once" || got[0].RequestID == "" || got[0].Status != 200 || got[0].RunID != run.ID {
 				t.Fatalf("server took %+v", got)
 			}

@@ -69,10 +69,11 @@ func (e *UnboundError) Error() string {
 // id: an answer could not name it.
 var ErrNoRequestID = errors.New("this request came without an id, so an answer could not name it and nothing was sent; answer it in Hermes itself")
 
-// idless reports whether answering r sends an id-less answer that the
-// gateway applies to the session's oldest waiting approval.
+// idless reports whether the gateway may apply an answer to r to the
+// session's oldest waiting approval: r has no id, or one the gateway has
+// not shown that it honours (ByOrder).
 func idless(r Request) bool {
-	return r.Kind == KindApproval && r.Dialect == DialectEvent && r.QueueID == ""
+	return r.Kind == KindApproval && r.Dialect == DialectEvent && (r.QueueID == "" || r.ByOrder)
 }
 
 // denyOnlyErr is the error for an approving choice on a request that

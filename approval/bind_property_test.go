@@ -16,10 +16,12 @@ import (
 	"github.com/herald-desktop/herald/backend/wire"
 )
 
-// TestAnswersBoundToWhatWasShown drives an inbox against a model of four
+// TestAnswersBoundToWhatWasShown drives an inbox against a model of five
 // gateways: two answering id-less in arrival order (Hermes 0.18/0.19's
 // dashboard gateway per session, and its API server per run), one by
-// server-request id and one by queue id, through random sequences of
+// server-request id, one by queue id, and an API server's session chat
+// stream whose approvals carry an id that its answer endpoint may ignore
+// (hermes-desktop#904), through random sequences of
 // agents asking (long commands included; at once, or one after another
 // within a turn as each answer lands; two agents of one session at once,
 // which the id-less gateways may announce in the other order than they
@@ -86,10 +88,13 @@ type gwApproval struct {
 
 // bindWorld is the model: gateways g1 (id-less, FIFO per session), g2
 // (server requests by id), g3 (approval events answered by their queue
-// id, like a newer API server) and g4 (an API server of 0.18/0.19:
-// id-less, FIFO per run), one link for all, and the inbox under test. g2
-// and g3 list what waits, by id, when Herald re-attaches
-// (approval.pending, a run's status).
+// id, like a newer API server), g4 (an API server of 0.18/0.19:
+// id-less, FIFO per run) and g5 (an API server's session chat stream:
+// approval events with an id that the client marks answerable only by
+// order, as the endpoint has not shown that it honours ids; it honours
+// them in some worlds and resolves the run's oldest in others), one link
+// for all, and the inbox under test. g2, g3 and g5 list what waits, by
+// id, when Herald re-attaches (approval.pending, a run's status).
 type bindWorld struct {
 	t    *testing.T
 	rng  *rand.Rand
@@ -136,10 +141,20 @@ type bindWorld struct {
 	// elsewhere marks the FIFO sessions where another client answered
 	// since Herald last saw the session wait on nothing.
 	elsewhere map[string]bool
+	// g5ByID: g5's answer endpoint honours ids (else it resolves the
+	// run's oldest approval whatever the answer names).
+	g5ByID bool
 }
 
-// fifoGateway reports whether gw answers id-less, oldest first.
-func fifoGateway(gw string) bool { return gw == "g1" || gw == "g4" }
+// fifoGateway reports whether gw may apply an answer to the session's
+// (run's) oldest approval: id-less, or (g5) an id it may ignore.
+func fifoGateway(gw string) bool { return gw == "g1" || gw == "g4" || gw == "g5" }
+
+// runGateway reports whether gw's sessions are runs (an API server).
+func runGateway(gw string) bool { return gw == "g4" || gw == "g5" }
+
+// hasIDs reports whether gw's approvals carry an id.
+func hasIDs(gw string) bool { return gw != "g1" && gw != "g4" }
 
 func (w *bindWorld) note(format string, args ...any) {
 	w.trace = append(w.trace, fmt.Sprintf(format, args...))
@@ -161,7 +176,7 @@ func newBindWorld(t *testing.T, rng *rand.Rand, calm bool) *bindWorld {
 	w := &bindWorld{t: t, rng: rng, calm: calm, clk: clock.NewFake(t0), path: filepath.Join(t.TempDir(), "audit.db"),
 		queues: map[string][]*gwApproval{}, up: true, applied: map[string]string{}, sent: map[string]bool{},
 		truth: map[string]string{}, landed: map[string]string{},
-		runs: map[string]int{}, elsewhere: map[string]bool{}}
+		runs: map[string]int{}, elsewhere: map[string]bool{}, g5ByID: rng.IntN(2) == 0}
 	w.open()
 	return w
 }
@@ -206,13 +221,13 @@ func (w *bindWorld) attachAll() {
 func (w *bindWorld) step() {
 	defer w.checkElsewhere()
 	sessions := []string{"s1", "s2"}
-	gw := []string{"g1", "g2", "g3", "g4"}[w.rng.IntN(4)]
+	gw := []string{"g1", "g2", "g3", "g4", "g5"}[w.rng.IntN(5)]
 	if w.calm && w.rng.IntN(2) == 0 {
 		gw = "g1" // where two at once meet the gateway's reports
 	}
 	sid := sessions[w.rng.IntN(len(sessions))]
 	slot := gw + "/" + sid
-	if gw == "g4" {
+	if runGateway(gw) {
 		sid = fmt.Sprintf("%s.run%d", sid, w.runs[slot]) // the slot's current run
 	}
 	q := gw + "/" + sid
@@ -225,7 +240,7 @@ func (w *bindWorld) step() {
 		w.flush()
 	case n < 32: // the agent asks
 		a := &gwApproval{cmd: bindCommands[w.rng.IntN(len(bindCommands))], session: sid}
-		if !fifoGateway(gw) {
+		if hasIDs(gw) {
 			w.nextID++
 			a.id = fmt.Sprintf("%s-%d", gw, w.nextID)
 			if w.rng.IntN(8) == 0 {
@@ -238,7 +253,7 @@ func (w *bindWorld) step() {
 						// (g3 lists but never delivers again: it reuses
 						// only ids Herald was shown, or Herald could not
 						// tell the requests apart at all.)
-						if strings.HasPrefix(k, gw+"/") && x.id != "" && x.cmd != a.cmd && (gw != "g3" || x.shown) {
+						if strings.HasPrefix(k, gw+"/") && x.id != "" && x.cmd != a.cmd && (gw == "g2" || x.shown) {
 							a.id = x.id
 						}
 					}
@@ -327,7 +342,7 @@ func (w *bindWorld) step() {
 		}
 		w.note("%s ends", q)
 		end := event(gw, sid, wire.MessageComplete, w.clk.Now(), map[string]any{"status": "complete"})
-		if gw == "g4" {
+		if runGateway(gw) {
 			end = event(gw, sid, wire.RunCompleted, w.clk.Now(), map[string]any{"output": "done"})
 			w.runs[slot]++
 		}
@@ -374,6 +389,8 @@ func (w *bindWorld) announce(gw string, a *gwApproval) {
 		ev = event(gw, a.session, wire.ApprovalRequest, w.clk.Now(), map[string]any{"command": a.cmd, "description": "d", "choices": knownChoices})
 	case "g3":
 		ev = event(gw, a.session, wire.ApprovalRequest, w.clk.Now(), map[string]any{"command": a.cmd, "request_id": a.id, "choices": knownChoices})
+	case "g5":
+		ev = event(gw, a.session, wire.ApprovalRequest, w.clk.Now(), map[string]any{"command": a.cmd, "request_id": a.id, "choices": knownChoices, "answer_by_order": true})
 	default:
 		ev = srq(gw, a.session, a.id, a.cmd, w.clk.Now())
 	}
@@ -389,10 +406,15 @@ func (w *bindWorld) announce(gw string, a *gwApproval) {
 // same turn.
 func (w *bindWorld) settled(gw string, a *gwApproval, choice string) {
 	ran := choice != ChoiceDeny
-	if gw == "g4" {
+	switch gw {
+	case "g4":
 		w.send(event(gw, a.session, approvalResponded, w.clk.Now(), map[string]any{"choice": choice, "resolved": 1}))
 		w.send(event(gw, a.session, wire.ToolComplete, w.clk.Now(), map[string]any{"tool_id": "t", "name": "terminal"}))
-	} else {
+	case "g5":
+		// The chat stream carries no approval.responded: only the tool's
+		// end, without its command.
+		w.send(event(gw, a.session, wire.ToolComplete, w.clk.Now(), map[string]any{"tool_id": "t", "name": "terminal"}))
+	default:
 		w.send(toolDone(gw, a.session, a.cmd, map[bool]string{true: "", false: deniedBy}[ran], w.clk.Now()))
 	}
 	w.note("%s/%s reports %q %s", gw, a.session, a.cmd, choice)
@@ -441,8 +463,15 @@ func (w *bindWorld) checkElsewhere() {
 
 // list reports, for every session of g2 and g3, what the gateway holds
 // by id (approval.pending; a run's status), as the clients do after a
-// re-attach.
+// re-attach; for g5's runs, a run's status: the latest approval asked,
+// not a complete list.
 func (w *bindWorld) list() {
+	for _, q := range w.queueKeys() {
+		if list := w.queues[q]; strings.HasPrefix(q, "g5/") && len(list) > 0 {
+			a := list[len(list)-1]
+			w.in.Ingest(listedEv("g5", a.session, false, listedEntry{RequestID: a.id, Command: a.cmd}))
+		}
+	}
 	for _, gw := range []string{"g2", "g3"} {
 		for _, sid := range []string{"s1", "s2"} {
 			var entries []listedEntry
@@ -530,7 +559,7 @@ func (a *bindAnswerer) apply(ctx context.Context, session, id, choice string) (i
 	var hit *gwApproval
 	var q string
 	switch {
-	case id == "":
+	case id == "" || a.gw == "g5" && !w.g5ByID:
 		q = a.gw + "/" + session
 		if len(w.queues[q]) > 0 {
 			hit = w.queues[q][0]
@@ -571,6 +600,11 @@ func (a *bindAnswerer) apply(ctx context.Context, session, id, choice string) (i
 		}
 		if fifoGateway(a.gw) {
 			w.settled(a.gw, hit, choice)
+		}
+		if a.gw == "g5" && c.mode != "cut-after" {
+			// Its 200 settles it; Herald's client reports it
+			// (approval.responded), as the chat stream does not.
+			w.send(event(a.gw, session, approvalResponded, w.clk.Now(), map[string]any{"choice": choice, "resolved": 1, "request_id": id, "synthesized": true}))
 		}
 	}
 	if c.mode == "cut-after" {

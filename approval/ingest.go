@@ -127,6 +127,7 @@ func (in *Inbox) approvalFromLocked(ev wire.Event, a *wire.ApprovalPayload, now 
 		Dialect:       DialectEvent,
 		Epoch:         ev.Epoch,
 	}
+	r.ByOrder = a.AnswerByOrder && r.QueueID != ""
 	if ev.Kind == wire.ApprovalServerRequest {
 		r.Dialect, r.RequestID = DialectServerRequest, ev.RequestID
 		if r.QueueID == r.RequestID {
@@ -209,6 +210,11 @@ func unanswerable(r Request, ok bool, decodeErr error, tooLong string) string {
 // an open request is no longer uncertain. It is never duplicated.
 func (in *Inbox) rearmRequestLocked(it *item, ev wire.Event, now time.Time) {
 	switch {
+	case it.State == StateSentUnknown && it.ByOrder:
+		// It still waits, but an answer the gateway applies by order may
+		// have settled another approval: what Herald's answer did stays
+		// unknown.
+		return
 	case it.State == StateSentUnknown && it.Conflict == "":
 		// Listed again under its own id: the gateway still waits, so the
 		// answer did not reach it, and an answer by this id is bound.

@@ -226,7 +226,7 @@ func (in *Inbox) overLimitLocked(gw string, now time.Time) string {
 func (in *Inbox) refuseLocked(r Request, over string, now time.Time) {
 	// The gateway answers this form in arrival order: once it holds a
 	// request Herald never showed, a later answer could reach it.
-	poison := !r.Kind.IsPrompt() && r.Dialect == DialectEvent && r.QueueID == ""
+	poison := idless(r)
 	in.refuseNLocked(r, 1, poison, "refused: "+over+"; not shown or answered, so the gateway times it out and does not run it", "", now)
 	f := in.floods[r.Gateway]
 	if a := in.rate[r.Gateway]; a != nil && a.n >= in.maxPerMinute && in.liveLocked(r.Gateway) < in.maxPending {

@@ -180,6 +180,10 @@ func (l listedIndex) verdict(it *item, e *listedEntry) listedVerdict {
 		if listed && l.complete && it.State == StatePending && l.sameEpoch(it) && listedUnderOwnID(it, e) {
 			return listedReusedIDClear
 		}
+	case it.State == StateSentUnknown && listed && it.Conflict == "" && it.ByOrder:
+		// Listed again, but an answer the gateway applies by order may
+		// have settled another approval of the session: it stays unknown.
+		return listedNothing
 	case it.State == StateSentUnknown && listed && it.Conflict == "":
 		return listedStillWaiting
 	case it.State == StateSentUnknown && !listed && l.complete && (hasListedID(it) || l.empty):

@@ -97,16 +97,22 @@ type Request struct {
 	Key string `json:"key"`
 	// Kind is what the gateway asks for: a command approval, or a
 	// clarify answer, sudo password or secret value (see prompt.go).
-	Kind          Kind     `json:"kind"`
-	Gateway       string   `json:"gateway"`                  // the gateway's name, as in wire.Event
-	Session       string   `json:"session"`                  // live session id, used to answer the event form
-	StoredSession string   `json:"stored_session,omitempty"` // durable session key, when known
-	Run           string   `json:"run,omitempty"`            // API-server run id (not used by the WebSocket dialects)
-	RequestID     string   `json:"request_id,omitempty"`     // srq id of the server-request form
-	QueueID       string   `json:"queue_id,omitempty"`       // the gateway's approval-queue id, when given
-	Command       string   `json:"command"`                  // as sent; see DisplayCommand
-	Description   string   `json:"description,omitempty"`    // why the gateway asks, for people
-	PatternKeys   []string `json:"pattern_keys,omitempty"`   // the dangerous patterns matched
+	Kind          Kind   `json:"kind"`
+	Gateway       string `json:"gateway"`                  // the gateway's name, as in wire.Event
+	Session       string `json:"session"`                  // live session id, used to answer the event form
+	StoredSession string `json:"stored_session,omitempty"` // durable session key, when known
+	Run           string `json:"run,omitempty"`            // API-server run id (not used by the WebSocket dialects)
+	RequestID     string `json:"request_id,omitempty"`     // srq id of the server-request form
+	QueueID       string `json:"queue_id,omitempty"`       // the gateway's approval-queue id, when given
+	// ByOrder: the gateway may apply an answer to the session's oldest
+	// waiting approval whatever QueueID says (its answer endpoint has not
+	// shown that it honours the id: wire.ApprovalPayload.AnswerByOrder).
+	// An approving answer is then bound by the oldest-first proof, like
+	// an id-less one, and still names QueueID.
+	ByOrder     bool     `json:"by_order,omitempty"`
+	Command     string   `json:"command"`                // as sent; see DisplayCommand
+	Description string   `json:"description,omitempty"`  // why the gateway asks, for people
+	PatternKeys []string `json:"pattern_keys,omitempty"` // the dangerous patterns matched
 	// Choices are exactly the answers the gateway offers: approval
 	// choices, or a clarify question's choices (free text is accepted
 	// too); none for sudo and secret.

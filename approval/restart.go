@@ -177,7 +177,7 @@ func restoredRequest(k string, a, last Entry, now time.Time) Request {
 	r := Request{
 		Key: k, Kind: KindApproval, Gateway: a.Gateway, Session: firstOf(last.Session, a.Session), StoredSession: firstOf(last.StoredSession, a.StoredSession),
 		Command: a.Command, Description: a.Description, Dialect: a.Dialect,
-		RequestID: firstOf(g.RequestID, a.RequestID), QueueID: firstOf(g.QueueID, a.QueueID), Epoch: firstOf(g.Epoch, a.Epoch),
+		RequestID: firstOf(g.RequestID, a.RequestID), QueueID: firstOf(g.QueueID, a.QueueID), ByOrder: g.ByOrder || a.ByOrder, Epoch: firstOf(g.Epoch, a.Epoch),
 		Truncated: g.Truncated || a.Truncated, CommandBytes: max(g.CommandBytes, a.CommandBytes), Conflict: firstOf(g.Conflict, a.Conflict),
 		Unbound:      g.Unbound,
 		SessionTitle: firstOf(last.SessionTitle, a.SessionTitle),

@@ -55,6 +55,7 @@ type Entry struct {
 	Choices      []string `json:"choices,omitempty"`
 	RequestID    string   `json:"request_id,omitempty"`
 	QueueID      string   `json:"queue_id,omitempty"`
+	ByOrder      bool     `json:"by_order,omitempty"`
 	Epoch        string   `json:"epoch,omitempty"`
 	Truncated    bool     `json:"truncated,omitempty"`
 	CommandBytes int      `json:"command_bytes,omitempty"`
@@ -101,7 +102,7 @@ func entryFor(c Change) Entry {
 		At: c.At, Kind: c.Kind, Key: r.Key, Gateway: r.Gateway, Session: r.Session, StoredSession: r.StoredSession,
 		Dialect: r.Dialect, State: r.State, Uncertain: r.Uncertain, Choice: r.Outcome.Choice, Surface: r.Outcome.Surface,
 		Reason: r.Outcome.Reason, Detail: r.Outcome.Detail, Error: firstOf(r.Outcome.Error, r.LastError),
-		Guards: GuardsVersion, Choices: r.Choices, RequestID: r.RequestID, QueueID: r.QueueID, Epoch: r.Epoch,
+		Guards: GuardsVersion, Choices: r.Choices, RequestID: r.RequestID, QueueID: r.QueueID, ByOrder: r.ByOrder, Epoch: r.Epoch,
 		Truncated: r.Truncated, CommandBytes: r.CommandBytes, Conflict: r.Conflict, Unbound: r.Unbound,
 		SessionTitle: r.SessionTitle,
 	}

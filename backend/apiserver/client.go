@@ -156,6 +156,12 @@ type Client struct {
 	wake    chan struct{} // closed and replaced by ReconnectNow / SetKey
 	ok      chan struct{} // closed and replaced when a request succeeds after a failure
 	feat    ServerInfo
+	// Learned on this connection: idsHonoured, that an approval answer
+	// naming a request_id was applied to that request (answerByOrder).
+	// It is forgotten when a probe after the first finds the server
+	// again after it was out of reach (lost), or another version.
+	idsHonoured  bool
+	probed, lost bool
 }
 
 // New returns a client for one API server. Call Run to follow runs and
@@ -324,13 +330,26 @@ func (c *Client) Run(ctx context.Context) error {
 // user asks to reconnect or a request finds the key refused. A network
 // change probes again at once. Runs are followed on their own streams,
 // with their own retries (follow.go).
-func (c *Client) connectOnce(ctx context.Context, l *source.Link) error {
+func (c *Client) connectOnce(ctx context.Context, l *source.Link) (err error) {
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			c.mu.Lock()
+			c.lost = true
+			c.mu.Unlock()
+		}
+	}()
 	info, err := c.Probe(ctx)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.feat = info
+	if c.probed && (c.lost || c.feat.Version != info.Version) {
+		// The server was out of reach, or says it is another version:
+		// it may have restarted as another build, so what this
+		// connection learned of it is forgotten.
+		c.idsHonoured = false
+	}
+	c.feat, c.probed, c.lost = info, true, false
 	c.mu.Unlock()
 	c.setStatus(func(s *Status) {
 		s.Version = info.Version

@@ -296,7 +296,7 @@ func (c *Client) streamOnce(ctx context.Context, rs *runState) error {
 	defer func() { cancel(); <-watchDone }()
 
 	sr := NewSSEReader(ar, c.cfg.MaxEventSize)
-	norm := &Normalizer{Gateway: c.name, Run: rs.id, Session: c.storedOf(rs), Now: c.clk.Now}
+	norm := &Normalizer{Gateway: c.name, Run: rs.id, Session: c.storedOf(rs), Now: c.clk.Now, AnswerByOrder: c.answerByOrder}
 	for {
 		se, rerr := sr.Next()
 		if rerr != nil {
@@ -557,7 +557,7 @@ func (c *Client) applyStatus(rs *runState, st RunStatus) {
 	if st.Status == "waiting_for_approval" {
 		switch {
 		case len(st.Approval) > 0 && string(st.Approval) != "null":
-			n := Normalizer{Gateway: c.name, Run: rs.id, Session: c.storedOf(rs), Now: c.clk.Now}
+			n := Normalizer{Gateway: c.name, Run: rs.id, Session: c.storedOf(rs), Now: c.clk.Now, AnswerByOrder: c.answerByOrder}
 			ev, ok := n.Event(SSEEvent{Type: wire.ApprovalRequest, Data: string(st.Approval)})
 			if !ok {
 				break

@@ -136,6 +136,11 @@ type Normalizer struct {
 	Session string
 	// Now stamps ReceivedAt (default time.Now).
 	Now func() time.Time
+	// AnswerByOrder, when set and true, marks approvals that carry a
+	// request_id as answerable only by order (wire.ApprovalPayload's
+	// AnswerByOrder): the server has not shown that its answer endpoint
+	// honours the id.
+	AnswerByOrder func() bool
 }
 
 // Event converts one server-sent event. ok is false only for stream
@@ -288,6 +293,12 @@ func (n *Normalizer) typed(ev *wire.Event, name string, obj map[string]json.RawM
 		a.SessionID = ev.Session
 		if len(a.Choices) == 0 {
 			a.Choices = source.Choices()
+		}
+		a.AnswerByOrder = false // Herald's to say, never the server's
+		delete(obj, "answer_by_order")
+		if a.RequestID != "" && n.AnswerByOrder != nil && n.AnswerByOrder() {
+			a.AnswerByOrder = true
+			obj["answer_by_order"] = mustJSON(true)
 		}
 		ev.RequestID = a.RequestID
 		ev.Data = &a

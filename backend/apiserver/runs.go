@@ -275,6 +275,9 @@ func (c *Client) RespondApproval(ctx context.Context, runID, choice, requestID s
 		}
 		return fmt.Errorf("sending the approval answer for run %s failed: %w", runID, err)
 	}
+	if requestID != "" && r.RequestID == requestID && r.Resolved > 0 {
+		c.honoured()
+	}
 	if r.Choice == "" {
 		r.Choice = choice
 	}
@@ -283,6 +286,44 @@ func (c *Client) RespondApproval(ctx context.Context, runID, choice, requestID s
 	}
 	c.answered(runID, r.Choice, int(r.Resolved), r.RequestID)
 	return nil
+}
+
+// Binding answers by request_id.
+//
+// An id on an approval event is not proof that the answer endpoint uses
+// it: hermes-desktop#904 (mid-August 2026, at 503d863f) reported a /v1/runs
+// approval endpoint that ignored request_id and resolved the run's oldest
+// pending approval, and Hermes 0.18.2/0.19.0 read no id at all
+// (tools/approval.py resolve_gateway_approval pops the queue head). Where
+// the endpoint honours it (api_server_runs.py@005b4b76
+// _handle_run_approval: resolve_gateway_approval(..., request_id=...), a
+// stale id 409 approval_not_pending), its 200 echoes the request_id it
+// resolved; the endpoints that ignore it echo none. So Herald binds an
+// answer by id only once this connection answered by an id and got that
+// id back; until then approvals carrying an id are answerable only by
+// order (wire.ApprovalPayload.AnswerByOrder: the inbox's oldest-first
+// proof), and the id is still sent, which narrows the answer on a server
+// that honours it.
+
+// honoured records that the server applied an answer to the request_id it
+// named.
+func (c *Client) honoured() {
+	c.mu.Lock()
+	first := !c.idsHonoured
+	c.idsHonoured = true
+	c.mu.Unlock()
+	if first {
+		c.log.Info("the API server honours request_id on approval answers; binding answers by id from now on")
+	}
+}
+
+// answerByOrder reports whether approvals that carry a request_id must
+// still be answered by order: this connection has not shown that the
+// server honours the id.
+func (c *Client) answerByOrder() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.idsHonoured
 }
 
 // understood reports whether a failed answer's error is a reply Herald

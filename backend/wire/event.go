@@ -156,6 +156,13 @@ type ApprovalPayload struct {
 	ExpiresAt    float64 `json:"expires_at,omitempty"`
 	AllowSession *bool   `json:"allow_session,omitempty"`
 	ToolName     string  `json:"tool_name,omitempty"`
+	// AnswerByOrder is set by Herald's client (never a gateway's field):
+	// the answer endpoint has not shown that it honours RequestID, so it
+	// may apply an answer to the session's oldest waiting approval (an
+	// id on an event is not proof that the endpoint uses it,
+	// hermes-desktop#904). The inbox then binds an approving answer by
+	// the oldest-first proof, and still sends the id.
+	AnswerByOrder bool `json:"answer_by_order,omitempty"`
 }
 
 // CancelPayload is request.cancel.

@@ -65,6 +65,7 @@ export namespace app {
 	    run?: string;
 	    request_id?: string;
 	    queue_id?: string;
+	    by_order?: boolean;
 	    command: string;
 	    description?: string;
 	    pattern_keys?: string[];
@@ -109,6 +110,7 @@ export namespace app {
 	        this.run = source["run"];
 	        this.request_id = source["request_id"];
 	        this.queue_id = source["queue_id"];
+	        this.by_order = source["by_order"];
 	        this.command = source["command"];
 	        this.description = source["description"];
 	        this.pattern_keys = source["pattern_keys"];
@@ -366,6 +368,7 @@ export namespace app {
 	    choices?: string[];
 	    request_id?: string;
 	    queue_id?: string;
+	    by_order?: boolean;
 	    epoch?: string;
 	    truncated?: boolean;
 	    command_bytes?: number;
@@ -411,6 +414,7 @@ export namespace app {
 	        this.choices = source["choices"];
 	        this.request_id = source["request_id"];
 	        this.queue_id = source["queue_id"];
+	        this.by_order = source["by_order"];
 	        this.epoch = source["epoch"];
 	        this.truncated = source["truncated"];
 	        this.command_bytes = source["command_bytes"];
