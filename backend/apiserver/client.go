@@ -156,10 +156,13 @@ type Client struct {
 	wake    chan struct{} // closed and replaced by ReconnectNow / SetKey
 	ok      chan struct{} // closed and replaced when a request succeeds after a failure
 	feat    ServerInfo
-	// Learned on this connection: idsHonoured, that an approval answer
-	// naming a request_id was applied to that request (answerByOrder).
-	// It is forgotten when a probe after the first finds the server
-	// again after it was out of reach (lost), or another version.
+	// Learned on this connection: turnCtl, what the server can do with
+	// turns sent to a session (sessionturn.go); idsHonoured, that an
+	// approval answer naming a request_id was applied to that request
+	// (answerByOrder). Both are forgotten when a probe after the first
+	// finds the server again after it was out of reach (lost), or
+	// another version.
+	turnCtl      TurnControl
 	idsHonoured  bool
 	probed, lost bool
 }
@@ -347,13 +350,15 @@ func (c *Client) connectOnce(ctx context.Context, l *source.Link) (err error) {
 		// The server was out of reach, or says it is another version:
 		// it may have restarted as another build, so what this
 		// connection learned of it is forgotten.
-		c.idsHonoured = false
+		c.turnCtl, c.idsHonoured = TurnControlUnknown, false
 	}
 	c.feat, c.probed, c.lost = info, true, false
+	tc := c.turnCtl
 	c.mu.Unlock()
 	c.setStatus(func(s *Status) {
 		s.Version = info.Version
 		s.Features = info.featureStatus()
+		s.SessionTurns = tc
 	})
 	l.Up(nil)
 	for {

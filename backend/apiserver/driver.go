@@ -23,10 +23,12 @@ func init() {
 				Hint: "`API_SERVER_KEY` from Hermes' `~/.hermes/.env`."},
 			source.NoAuth,
 		},
-		// Each prompt is a run of its own, and nothing lists the runs
-		// started elsewhere: they are followed by their id.
+		// A new prompt is a run of its own, and nothing lists the runs
+		// started elsewhere: they are followed by their id. Stored
+		// sessions are listed, and a prompt continues one as a turn on
+		// its chat stream (sessionturn.go).
 		Words:  source.Words{Conversation: "run", Interrupted: "Run stopped", Badge: "API server", FollowHint: "run_… started elsewhere", IDHint: "POST /v1/runs returns it as run_…"},
-		Offers: source.Offers{AskNew: true, FollowByID: true, StartsRuns: true},
+		Offers: source.Offers{AskNew: true, FollowByID: true, StartsRuns: true, ContinuesSessions: true},
 		Open: func(cfg source.Config, h source.Hooks) (source.Source, error) {
 			c, err := New(configOf(cfg, h))
 			if err != nil {
@@ -77,12 +79,16 @@ func check(ctx context.Context, cfg source.Config) source.CheckResult {
 type Source struct{ c *Client }
 
 var (
-	_ source.Source      = (*Source)(nil)
-	_ source.RunStarter  = (*Source)(nil)
-	_ source.Asker       = (*Source)(nil)
-	_ source.Stopper     = (*Source)(nil)
-	_ source.LinkChecker = (*Source)(nil)
+	_ source.Source       = (*Source)(nil)
+	_ source.RunStarter   = (*Source)(nil)
+	_ source.Asker        = (*Source)(nil)
+	_ source.Stopper      = (*Source)(nil)
+	_ source.LinkChecker  = (*Source)(nil)
+	_ source.SessionStore = (*Source)(nil)
 )
+
+// NewSource is c as a source.Source (the driver's Open builds one).
+func NewSource(c *Client) *Source { return &Source{c: c} }
 
 // Client is the API-server client, for the API-only calls (stopping
 // runs, starting them with options).
@@ -139,14 +145,41 @@ func (a *Source) RespondServerRequest(context.Context, string, string) error {
 	return errors.New("the API server has no server requests")
 }
 
-// Ask starts a run with text, continuing the Hermes session named (""
-// starts a new one), and follows it.
+// Ask sends text: to the stored session named, as a turn on its chat
+// stream (sessionturn.go), or ("") as a new run; either is followed.
 func (a *Source) Ask(ctx context.Context, session, text string) (source.Asked, error) {
-	run, err := a.c.StartRun(ctx, RunRequest{Input: text, SessionID: session})
+	if session != "" {
+		t, err := a.c.ChatSession(ctx, session, text)
+		if err != nil {
+			return source.Asked{}, err
+		}
+		return source.Asked{Session: t.RunID, StoredSession: t.SessionID, Status: "started", Note: t.Note()}, nil
+	}
+	run, err := a.c.StartRun(ctx, RunRequest{Input: text})
 	if err != nil {
 		return source.Asked{}, fmt.Errorf("%v; check the server with `herald watch --api`, then try again", err)
 	}
-	return source.Asked{Session: run.ID, StoredSession: session, NewSession: session == "", Status: run.Status}, nil
+	return source.Asked{Session: run.ID, NewSession: true, Status: run.Status}, nil
+}
+
+// StoredSessions lists the server's stored sessions (one page, at most
+// MaxListedSessions), each with the turn Herald sent to it that is under
+// way, and what such turns cannot do here once known.
+func (a *Source) StoredSessions(ctx context.Context, limit int) (source.StoredSessions, error) {
+	p, err := a.c.ListSessions(ctx, limit, 0)
+	if err != nil {
+		return source.StoredSessions{}, err
+	}
+	turns := a.c.runningTurns()
+	out := source.StoredSessions{Sessions: make([]source.StoredSession, 0, len(p.Sessions)), More: p.More}
+	for _, s := range p.Sessions {
+		out.Sessions = append(out.Sessions, source.StoredSession{ID: s.ID, Title: s.Title, Preview: s.Preview,
+			MessageCount: s.MessageCount, LastActive: s.LastActive, Turn: turns[s.ID]})
+	}
+	if a.c.TurnControl() == TurnUncontrolled {
+		out.Note = UncontrolledNote
+	}
+	return out, nil
 }
 
 // Stop stops a run (POST /v1/runs/{id}/stop) and returns once the server
@@ -154,6 +187,9 @@ func (a *Source) Ask(ctx context.Context, session, text string) (source.Asked, e
 func (a *Source) Stop(ctx context.Context, id string, w source.StopWait) (source.Stopped, error) {
 	c, gw := a.c, a.c.Name()
 	st, err := c.StopRun(ctx, id)
+	if why, ok := c.stopTurnRefused(id); ok && errors.Is(err, ErrNotFound) {
+		return source.Stopped{}, fmt.Errorf("%s/%s: %s", gw, id, why)
+	}
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return source.Stopped{Outcome: source.OutcomeNotRunning, Message: fmt.Sprintf("%s/%s: the API server has no such run running (it ended or is unknown)", gw, id)}, nil

@@ -45,6 +45,10 @@ type runState struct {
 	delivered   int
 	terminal    bool
 
+	// sessionTurn: a turn Herald sent to a stored session, followed on
+	// its chat stream (sessionturn.go), never by /events.
+	sessionTurn bool
+
 	// pending counts approval requests delivered and not confirmed.
 	pending int
 	// seenApprovals holds request ids (or status timestamps) of approvals
@@ -169,6 +173,12 @@ func (c *Client) awaitKey(ctx context.Context, rs *runState, err error, wake <-c
 // follow streams a run's events until it ends, resuming or polling as the
 // server allows.
 func (c *Client) follow(ctx context.Context, rs *runState) {
+	if rs.sessionTurn {
+		// Its chat stream ended with the previous Run and cannot be
+		// sent again (a second POST is a second turn).
+		c.poll(ctx, rs, reasonTurnCut)
+		return
+	}
 	if c.featureOff("run_events_sse") {
 		c.poll(ctx, rs, reasonNoStreams)
 		return
@@ -267,33 +277,8 @@ func (c *Client) streamOnce(ctx context.Context, rs *runState) error {
 	}
 	c.setRun(rs, func(i *RunInfo) { i.Mode = ModeStream; i.Err = "" })
 
-	// Idle watchdog on the clock: Hermes comments ": keepalive" every 30 s,
-	// so a longer silence means the link is dead. Reads stamp the time
-	// themselves, so the watchdog never races the data it watches.
-	ar := &activityReader{r: resp.Body, clk: c.clk}
-	ar.last.Store(c.clk.Now().UnixNano())
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		t := c.clk.NewTimer(c.cfg.IdleTimeout)
-		defer t.Stop()
-		for {
-			select {
-			case <-sctx.Done():
-				return
-			case <-t.C():
-				idle := c.clk.Now().Sub(time.Unix(0, ar.last.Load()))
-				if idle < c.cfg.IdleTimeout {
-					t.Reset(c.cfg.IdleTimeout - idle)
-					continue
-				}
-				c.log.Info("run stream silent too long; reconnecting", "run", rs.id, "after", idle)
-				cancel()
-				return
-			}
-		}
-	}()
-	defer func() { cancel(); <-watchDone }()
+	ar := c.watchIdle(sctx, cancel, resp.Body, "run "+rs.id)
+	defer ar.stop()
 
 	sr := NewSSEReader(ar, c.cfg.MaxEventSize)
 	norm := &Normalizer{Gateway: c.name, Run: rs.id, Session: c.storedOf(rs), Now: c.clk.Now, AnswerByOrder: c.answerByOrder}
@@ -347,6 +332,41 @@ type activityReader struct {
 	r    io.Reader
 	clk  clock.Clock
 	last atomic.Int64 // UnixNano of the last read that returned data
+	// stop ends the watchdog and waits for it.
+	stop func()
+}
+
+// watchIdle reads body through an activityReader and runs the idle
+// watchdog on the clock: Hermes comments ": keepalive" every 30 s, so a
+// longer silence means the link is dead, and cancel cuts the stream.
+// Reads stamp the time themselves, so the watchdog never races the data
+// it watches. Call the reader's stop when done.
+func (c *Client) watchIdle(sctx context.Context, cancel func(), body io.Reader, what string) *activityReader {
+	ar := &activityReader{r: body, clk: c.clk}
+	ar.last.Store(c.clk.Now().UnixNano())
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		t := c.clk.NewTimer(c.cfg.IdleTimeout)
+		defer t.Stop()
+		for {
+			select {
+			case <-sctx.Done():
+				return
+			case <-t.C():
+				idle := c.clk.Now().Sub(time.Unix(0, ar.last.Load()))
+				if idle < c.cfg.IdleTimeout {
+					t.Reset(c.cfg.IdleTimeout - idle)
+					continue
+				}
+				c.log.Info("stream silent too long; cutting it", "stream", what, "after", idle)
+				cancel()
+				return
+			}
+		}
+	}()
+	ar.stop = func() { cancel(); <-watchDone }
+	return ar
 }
 
 func (a *activityReader) Read(p []byte) (int, error) {
@@ -492,6 +512,9 @@ func (c *Client) poll(ctx context.Context, rs *runState, reason string) {
 				return
 			}
 			msg := "the API server does not know run " + rs.id + " (it finished and expired, the server restarted, or it belongs to another key); its outcome is unknown"
+			if rs.sessionTurn {
+				msg = turnGone(rs.id)
+			}
 			c.interrupted(rs, msg)
 			c.finish(rs, msg)
 			return

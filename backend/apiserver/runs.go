@@ -352,7 +352,9 @@ type OutcomeUnknownError = source.OutcomeUnknownError
 func (c *Client) answered(runID, choice string, resolved int, requestID string) {
 	c.mu.Lock()
 	rs := c.runs[runID]
-	synth := rs != nil && rs.info.Mode == ModePolling
+	// No stream will confirm it: polling, or a session turn's chat stream
+	// (it carries no approval.responded: the 200 settles the answer).
+	synth := rs != nil && (rs.info.Mode == ModePolling || rs.sessionTurn)
 	c.mu.Unlock()
 	if !synth {
 		return

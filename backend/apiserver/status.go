@@ -21,6 +21,8 @@ const (
 	// ModePolling: no stream can be had (0.18.2 serves one consumer per
 	// run); Herald polls GET /v1/runs/{id} on the clock.
 	ModePolling = "polling"
+	// ModeSessionStream (sessionturn.go): a turn sent to a stored session,
+	// followed on its chat stream.
 	// ModeDone: the run reached a terminal state (or vanished).
 	ModeDone = "done"
 )
@@ -41,6 +43,9 @@ type Status struct {
 	Features FeatureStatus `json:"features"`
 	// Runs lists the followed runs, sorted by id.
 	Runs []RunInfo `json:"runs,omitempty"`
+	// SessionTurns is what the server can do with a turn sent to a
+	// session (approvals, stop), as learned on this connection.
+	SessionTurns TurnControl `json:"session_turns,omitempty"`
 }
 
 // Source presents the status in the contract's terms, so every surface
@@ -65,6 +70,8 @@ type FeatureStatus struct {
 type RunInfo struct {
 	// ID is the run id.
 	ID string `json:"id"`
+	// Session is the stored session a turn was sent to (ModeSessionStream).
+	Session string `json:"session,omitempty"`
 	// Status is the run's last known Hermes status (started, running,
 	// waiting_for_approval, stopping, completed, failed, cancelled).
 	Status string `json:"status,omitempty"`

@@ -78,6 +78,37 @@ type Asked struct {
 	Note string
 }
 
+// SessionStore is a Source whose server keeps sessions that a prompt can
+// continue without Herald following them live (the API server's
+// /api/sessions): surfaces list them by name and send prompts to them
+// (Asker), and each prompt's turn is followed like a run.
+type SessionStore interface {
+	// StoredSessions lists at most limit sessions, the most recently
+	// active first.
+	StoredSessions(ctx context.Context, limit int) (StoredSessions, error)
+}
+
+// StoredSessions is one listing of a server's stored sessions.
+type StoredSessions struct {
+	Sessions []StoredSession `json:"sessions"`
+	// More: the server has more sessions than were listed.
+	More bool `json:"more,omitempty"`
+	// Note says, for people, what a turn sent to these sessions cannot do
+	// on this server, once Herald has learned it ("" otherwise).
+	Note string `json:"note,omitempty"`
+}
+
+// StoredSession is one stored session, as its server lists it.
+type StoredSession struct {
+	ID           string    `json:"id"`
+	Title        string    `json:"title,omitempty"`
+	Preview      string    `json:"preview,omitempty"`
+	MessageCount int       `json:"message_count"`
+	LastActive   time.Time `json:"last_active,omitzero"`
+	// Turn is the run id of a turn Herald sent to it that is under way.
+	Turn string `json:"turn,omitempty"`
+}
+
 // Stopper is a Source that can stop a session's turn or a run and
 // confirm its end.
 type Stopper interface {

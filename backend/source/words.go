@@ -70,6 +70,10 @@ type Offers struct {
 	FollowByID bool `json:"follow_by_id"`
 	// StartsRuns: Herald can start a run and follow it (RunStarter).
 	StartsRuns bool `json:"starts_runs"`
+	// ContinuesSessions: the server lists its stored sessions and a
+	// prompt can continue one (SessionStore and Asker): the gateway's
+	// card lists them, the quick prompt offers them.
+	ContinuesSessions bool `json:"continues_sessions"`
 }
 
 // WordsOf is what surfaces call the things of a transport by kind or
