@@ -178,7 +178,11 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 		}
 		return nil
 	case unknown:
+		ended := it.endedDuring // the run's end, reported meanwhile
 		in.toSentUnknown(it, scrub(serr.Error()), now)
+		if ended != nil {
+			in.endLocked(it, *ended, now)
+		}
 		return &UnknownOutcomeError{Gateway: it.Gateway, Choice: it.Outcome.Choice, Kind: it.Kind, Err: serr}
 	case serr == nil && resolved >= 1 && (it.crowded || it.missed != ""):
 		// Sent among approvals waiting at once: the gateway applied it
@@ -197,10 +201,10 @@ func (in *Inbox) settleLocked(it *item, resolved int, serr error, now time.Time)
 		in.toPendingAgain(it, scrub(serr.Error()), "", now)
 		return &SendError{Gateway: it.Gateway, Choice: e.out.Choice, Err: serr}
 	case resolved < 1 && late:
-		e = ending{StateExpired, Outcome{Detail: "the gateway had nothing pending any more: it had timed out"}}
+		e = ending{StateExpired, Outcome{Detail: "no longer waiting: the gateway had nothing pending any more: it had timed out"}}
 		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: true}
 	case resolved < 1:
-		e = ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: "the gateway had nothing pending any more for this session"}}
+		e = ending{StateCancelled, Outcome{Reason: CancelResolvedElsewhere, Detail: "no longer waiting: the gateway had nothing pending any more for this session"}}
 		err = &EndedError{Kind: it.Kind, State: e.state, Outcome: e.out, Sent: true}
 	}
 	reported := it.responded != "" // the API server's stream already confirmed it

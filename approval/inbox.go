@@ -113,6 +113,11 @@ type item struct {
 	// said how it ended. respondedHow names that evidence ("": the API
 	// server's approval.responded).
 	responded, respondedHow string
+	// endedDuring is the run's end reported while Herald's answer was in
+	// flight (runEndLocked): if the send then fails with an unknown
+	// outcome, nothing more will come to settle it, so it ends unknown at
+	// once.
+	endedDuring *ending
 	// awaitsResponded: Herald's id-less answer was confirmed by its reply,
 	// and an API server's approval.responded for it may still come (see
 	// respondedLocked): that report is Herald's own answer.

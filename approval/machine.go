@@ -107,10 +107,11 @@ const (
 	flagAwaitsResponded                  // item.awaitsResponded: the API server's report of the answer may follow
 	flagCrowded                          // item.crowded: an id-less deny sent while two or more waited at once, not yet placed
 	flagMissed                           // item.missed: the gateway reported that answer reaching another approval
+	flagEndedDuring                      // item.endedDuring: the run ended while answering
 	flagCount           = iota
 )
 
-var flagNames = [flagCount]string{"uncertain", "last-error", "choice", "reason", "error", "hint", "responded", "reused-in-flight", "restored", "awaits-responded", "crowded", "missed"}
+var flagNames = [flagCount]string{"uncertain", "last-error", "choice", "reason", "error", "hint", "responded", "reused-in-flight", "restored", "awaits-responded", "crowded", "missed", "ended-during"}
 
 // stateRule is one state's row of the machine.
 type stateRule struct {
@@ -129,7 +130,7 @@ var machine = map[State]stateRule{
 	},
 	StateAnswering: {
 		to:   []State{StatePending, StateSentUnknown, StateResolved, StateCancelled, StateExpired},
-		may:  flagUncertain | flagChoice | flagHint | flagResponded | flagReusedInFlight | flagRestored | flagCrowded | flagMissed,
+		may:  flagUncertain | flagChoice | flagHint | flagResponded | flagReusedInFlight | flagRestored | flagCrowded | flagMissed | flagEndedDuring,
 		must: flagChoice,
 	},
 	StateSentUnknown: {
@@ -164,6 +165,7 @@ func (it *item) flags() flag {
 	set(flagAwaitsResponded, it.awaitsResponded)
 	set(flagCrowded, it.crowded)
 	set(flagMissed, it.missed != "")
+	set(flagEndedDuring, it.endedDuring != nil)
 	return f
 }
 
@@ -224,7 +226,7 @@ func (in *Inbox) enter(kind ChangeKind, it *item, now time.Time) {
 		it.Uncertain, it.restored = false, false
 	}
 	if it.State != StateAnswering {
-		it.hint, it.responded, it.respondedHow, it.reusedInFlight, it.missed = nil, "", "", false, ""
+		it.hint, it.responded, it.respondedHow, it.reusedInFlight, it.missed, it.endedDuring = nil, "", "", false, "", nil
 	}
 	if it.crowded && !it.State.Live() {
 		// Its deny's place never became known (placed ones are no

@@ -112,6 +112,11 @@ func withFlag(it *item, f flag, on bool) {
 		it.crowded = on
 	case flagMissed:
 		it.missed = str("git push --force")
+	case flagEndedDuring:
+		it.endedDuring = nil
+		if on {
+			it.endedDuring = &ending{StateCancelled, Outcome{Detail: "the run completed"}}
+		}
 	default:
 		panic(fmt.Sprintf("flag %b has no setter", f))
 	}

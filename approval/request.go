@@ -306,7 +306,7 @@ func (e *EndedError) Error() string {
 	case e.State == StateFailed:
 		what = fmt.Sprintf("Herald cannot answer this request (%s); answer it in Hermes itself", VisibleLine(e.Outcome.Error))
 	case e.Outcome.Reason == CancelResolvedElsewhere:
-		what = "this request was already settled elsewhere (another client answered it, or it timed out or was interrupted there)"
+		what = "this request is no longer waiting: it was already settled elsewhere (another client answered it, or it timed out or was interrupted there)"
 	case e.Outcome.Reason == CancelInterrupted:
 		what = "the agent's turn was interrupted, so this request is no longer waiting"
 	case e.Outcome.Reason == CancelSessionClosed:

@@ -21,7 +21,7 @@ func (in *Inbox) runEndLocked(ev wire.Event, now time.Time) {
 	// may have ended because of that very answer. One whose answer's
 	// outcome is unknown stays unknown (or expired, if the output says
 	// it timed out): the run's end does not say whose answer settled it.
-	live := in.sessionLocked(ev, func(it *item) bool { return it.State == StatePending || it.State == StateSentUnknown })
+	live := in.sessionLocked(ev, func(it *item) bool { return it.State.Live() })
 	if len(live) == 0 {
 		return
 	}
@@ -43,12 +43,21 @@ func (in *Inbox) runEndLocked(ev wire.Event, now time.Time) {
 			e = *b
 		}
 	}
+	unknown := ending{StateCancelled, Outcome{Detail: "the run " + status}}
+	if e.state == StateExpired {
+		unknown = e
+	}
 	for _, it := range live {
-		if it.State == StateSentUnknown && e.state != StateExpired {
+		switch it.State {
+		case StateAnswering:
+			// Left to the answer's result; should the answer's outcome
+			// turn out unknown, this end is all that will come.
+			it.endedDuring = &unknown
+		case StateSentUnknown:
 			// Whose answer settled it is exactly what is not known.
-			in.endLocked(it, ending{StateCancelled, Outcome{Detail: "the run " + status}}, now)
-			continue
+			in.endLocked(it, unknown, now)
+		default:
+			in.endLocked(it, e, now)
 		}
-		in.endLocked(it, e, now)
 	}
 }

@@ -2,7 +2,12 @@ package approval
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/herald-desktop/herald/backend/wire"
 )
 
 // TestRunEnd: an API-server run that ends settles its waiting request;
@@ -44,5 +49,25 @@ func TestRunEnd(t *testing.T) {
 				t.Fatalf("ended %s/%s (%s), want %s/%s", r.State, r.Outcome.Reason, r.Outcome.Detail, tc.state, tc.outcome)
 			}
 		})
+	}
+}
+
+// A run that ends while Herald's answer is in flight, whose reply is then
+// lost, ends the request unknown at once: nothing more will come to
+// settle it (found with the session chat stream cut mid-approval).
+func TestRunEndDuringAnswerLost(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.in.Ingest(legacy("g1", "run_1", "rm -rf ./build", t0))
+	key := f.only(t).Key
+	end := event("g1", "run_1", "run.completed", t0, map[string]any{"event": "run.completed", "run_id": "run_1", "output": "approved: rm"})
+	f.ans["g1"].set(0, fmt.Errorf("sending the approval answer failed: %w", wire.ErrOutcomeUnknown), func() { f.in.Ingest(end) })
+	err := f.in.Answer(context.Background(), key, "once", "test", false)
+	if !errors.As(err, new(*UnknownOutcomeError)) {
+		t.Fatalf("answer: %v", err)
+	}
+	r := f.get(t, key)
+	if r.State != StateOutcomeUnknown || !strings.Contains(r.Outcome.Detail, "the run completed") || r.Outcome.Choice != "once" {
+		t.Fatalf("ended %s %q", r.State, r.Outcome.Detail)
 	}
 }
