@@ -152,6 +152,8 @@ type Client struct {
 	runs    map[string]*runState
 	running bool
 	runCtx  context.Context
+	// started is closed once Run is active (and renewed when it returns).
+	started chan struct{}
 	wg      sync.WaitGroup
 	wake    chan struct{} // closed and replaced by ReconnectNow / SetKey
 	ok      chan struct{} // closed and replaced when a request succeeds after a failure
@@ -195,16 +197,17 @@ func New(cfg Config) (*Client, error) {
 		name = base.String()
 	}
 	c := &Client{
-		cfg:  cfg,
-		name: name,
-		clk:  cfg.Clock,
-		log:  cfg.Logger.With("api_server", name),
-		base: base,
-		out:  source.NewBoundedEventQueue(source.QueueLimits{}, cfg.Logger.With("api_server", name)),
-		key:  cfg.Key,
-		runs: map[string]*runState{},
-		wake: make(chan struct{}),
-		ok:   make(chan struct{}),
+		cfg:     cfg,
+		name:    name,
+		clk:     cfg.Clock,
+		log:     cfg.Logger.With("api_server", name),
+		base:    base,
+		out:     source.NewBoundedEventQueue(source.QueueLimits{}, cfg.Logger.With("api_server", name)),
+		key:     cfg.Key,
+		runs:    map[string]*runState{},
+		started: make(chan struct{}),
+		wake:    make(chan struct{}),
+		ok:      make(chan struct{}),
 	}
 	c.status = Status{Status: source.Status{Gateway: name, Kind: string(Kind), State: source.StateIdle}}
 	c.sup = source.NewSupervisor(source.SupervisorConfig{
@@ -299,6 +302,7 @@ func (c *Client) Run(ctx context.Context) error {
 	}
 	c.running = true
 	c.runCtx = ctx
+	close(c.started)
 	for _, rs := range c.runs {
 		c.startFollowLocked(rs)
 		c.startReconcileLocked(rs)
@@ -314,6 +318,7 @@ func (c *Client) Run(ctx context.Context) error {
 		c.mu.Lock()
 		c.running = false
 		c.runCtx = nil
+		c.started = make(chan struct{})
 		for _, rs := range c.runs {
 			rs.following = false
 		}

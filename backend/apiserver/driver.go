@@ -176,10 +176,17 @@ func (a *Source) StoredSessions(ctx context.Context, limit int) (source.StoredSe
 		out.Sessions = append(out.Sessions, source.StoredSession{ID: s.ID, Title: s.Title, Preview: s.Preview,
 			MessageCount: s.MessageCount, LastActive: s.LastActive, Turn: turns[s.ID]})
 	}
-	if a.c.TurnControl() == TurnUncontrolled {
-		out.Note = UncontrolledNote
-	}
+	out.Note = a.TurnNote()
 	return out, nil
+}
+
+// TurnNote says what a turn sent to a stored session cannot do here, once
+// learned on this connection.
+func (a *Source) TurnNote() string {
+	if a.c.TurnControl() == TurnUncontrolled {
+		return UncontrolledNote
+	}
+	return ""
 }
 
 // Stop stops a run (POST /v1/runs/{id}/stop) and returns once the server

@@ -145,13 +145,8 @@ func (c *Client) ChatSession(ctx context.Context, sessionID, text string) (Sessi
 	case strings.TrimSpace(text) == "":
 		return SessionTurn{}, &ConfigError{Msg: "the prompt is empty: type what the agent should do"}
 	}
-	c.mu.Lock()
-	runCtx, running := c.runCtx, c.running
-	if running {
-		c.wg.Add(1)
-	}
-	c.mu.Unlock()
-	if !running {
+	runCtx, ok := c.runContext(ctx)
+	if !ok {
 		return SessionTurn{}, ErrNotRunning
 	}
 	body, _ := json.Marshal(map[string]any{"message": text})
@@ -390,4 +385,26 @@ func (c *Client) runningTurns() map[string]string {
 		}
 	}
 	return m
+}
+
+// runContext waits (within ctx) for Run to be active and returns its
+// context, with the client's wait group counting the caller in; ok is
+// false if ctx ended first.
+func (c *Client) runContext(ctx context.Context) (context.Context, bool) {
+	for {
+		c.mu.Lock()
+		runCtx, running, started := c.runCtx, c.running, c.started
+		if running {
+			c.wg.Add(1)
+		}
+		c.mu.Unlock()
+		if running {
+			return runCtx, true
+		}
+		select {
+		case <-started:
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
 }

@@ -86,6 +86,10 @@ type SessionStore interface {
 	// StoredSessions lists at most limit sessions, the most recently
 	// active first.
 	StoredSessions(ctx context.Context, limit int) (StoredSessions, error)
+	// TurnNote says, for people, what a turn sent to a stored session
+	// cannot do on this server, once the connection has shown it ("" while
+	// not known, or when there is nothing to say).
+	TurnNote() string
 }
 
 // StoredSessions is one listing of a server's stored sessions.
