@@ -28,7 +28,7 @@ import (
 
 // ControlRequest is one command over the control socket.
 type ControlRequest struct {
-	Op            string `json:"op"` // pending | approve | answer | dismiss | log | view | watch | follow | take | unfollow | window.*
+	Op            string `json:"op"` // pending | approve | answer | dismiss | log | view | watch | follow | take | unfollow | runs | stop | ask | sessions | window.*
 	Key           string `json:"key,omitempty"`
 	Choice        string `json:"choice,omitempty"`
 	ConfirmAlways bool   `json:"confirm_always,omitempty"`
@@ -72,6 +72,8 @@ type ControlResponse struct {
 	Runs     []RunRef           `json:"runs,omitempty"`
 	Stop     *StopResult        `json:"stop,omitempty"`
 	Ask      *AskResult         `json:"ask,omitempty"`
+	// Stored is a server's stored sessions (op sessions).
+	Stored *StoredSessionsView `json:"stored,omitempty"`
 	// Result is a window call's result; Notify one notification of a
 	// watch stream.
 	Result json.RawMessage `json:"result,omitempty"`
@@ -395,6 +397,14 @@ func (s *Service) handleControl(ctx context.Context, req ControlRequest) Control
 			return ControlResponse{Error: err.Error()}
 		}
 		return ControlResponse{}
+	case "sessions":
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		v, err := s.StoredSessions(sctx, req.Gateway)
+		if err != nil {
+			return ControlResponse{Error: err.Error()}
+		}
+		return ControlResponse{Stored: &v}
 	}
 	return ControlResponse{Error: fmt.Sprintf("unknown operation %q", req.Op)}
 }

@@ -21,7 +21,7 @@ import (
 type SessionNames map[string]string
 
 // Names is the one name of each session of v (see sessionNames).
-func (v View) Names() SessionNames { return sessionNames(v.Live, v.Sessions) }
+func (v View) Names() SessionNames { return sessionNames(v.Live, v.Sessions, v.Stored) }
 
 // conversationWord is what the transport of gateway gw calls a
 // conversation ("session", "run"), from the sessions it has: a gateway
@@ -32,8 +32,9 @@ func conversationWord(kind string) string { return source.WordsOf(kind).Conversa
 // prompt Herald sent, when Herald first saw them) and, over them, the
 // sessions the gateways list (LiveSessions has merged what Herald knows of
 // a followed one into its row), so a session listed and followed has one
-// name.
-func sessionNames(live []GatewaySessions, sessions []SessionView) SessionNames {
+// name. A server's stored sessions are named by StoredName, and so is a
+// turn Herald sent to one (its run carries the session as its stored id).
+func sessionNames(live []GatewaySessions, sessions []SessionView, stored []StoredSessionsView) SessionNames {
 	m := SessionNames{}
 	add := func(gw, id, stored, name string) {
 		m[gw+"\x00"+id] = name
@@ -41,8 +42,16 @@ func sessionNames(live []GatewaySessions, sessions []SessionView) SessionNames {
 			m[gw+"\x00"+stored] = name
 		}
 	}
+	kept := storedNames(stored)
 	for _, s := range sessions {
-		add(s.Gateway, s.ID, s.StoredID, s.Naming().Name())
+		name := s.Naming().Name()
+		if n, ok := kept[s.Gateway+"\x00"+s.StoredID]; ok && s.StoredID != "" {
+			name = n
+		}
+		add(s.Gateway, s.ID, s.StoredID, name)
+	}
+	for k, n := range kept {
+		m[k] = n
 	}
 	for _, g := range live {
 		for _, l := range g.Sessions {
@@ -107,6 +116,9 @@ func NamedEntries(es []approval.Entry, names SessionNames) []LogEntry {
 // session (its title from its events, the first prompt Herald sent), as
 // SessionNames names it.
 func (s *Service) sessionTitle(gw, live, stored string) string {
+	if n := s.storedName(gw, stored); stored != "" && n != "" {
+		return n // a turn sent to a stored session bears the session's name
+	}
 	l, listed := s.listed(gw, live, stored)
 	word := conversationWord(s.kindOf(gw))
 	s.mu.Lock()

@@ -86,6 +86,8 @@ type Service struct {
 	// Herald started, until their first event makes their view.
 	firstPrompts map[string]string
 	statuses     map[string]source.Status
+	// stored keeps each server's last listing of stored sessions.
+	stored storedState
 }
 
 // SessionView is what Herald shows about one session.
@@ -348,12 +350,15 @@ type View struct {
 	// Limits says, one line each, which bounds a gateway hit (floods,
 	// too many sessions), for surfaces to show.
 	Limits []string `json:"limits,omitempty"`
+	// Stored is each server's last listing of its stored sessions
+	// (StoredSessions), by gateway name.
+	Stored []StoredSessionsView `json:"stored,omitempty"`
 }
 
 // View returns a consistent snapshot.
 func (s *Service) View() View {
 	snap := s.inbox.Snapshot()
-	v := View{At: s.clk.Now(), AuditError: snap.AuditError, Live: s.LiveSessions(), Floods: snap.Floods}
+	v := View{At: s.clk.Now(), AuditError: snap.AuditError, Live: s.LiveSessions(), Floods: snap.Floods, Stored: s.storedListings()}
 	for _, r := range snap.Requests {
 		if r.State.Live() {
 			v.Approvals = append(v.Approvals, r)

@@ -284,6 +284,7 @@ func (s *Service) Remove(name string) {
 		<-e.done
 	}
 	s.forgetLive(name)
+	s.forgetStored(name)
 	s.mu.Lock()
 	delete(s.statuses, name)
 	for k, v := range s.sessions {
