@@ -226,6 +226,11 @@ func (w *WindowAPI) Ask(gateway, session, text string) (service.AskResult, error
 	return w.a.Ask(gateway, session, text)
 }
 
+// StoredSessions lists an API server's stored sessions.
+func (w *WindowAPI) StoredSessions(gatewayName string) (StoredSessionsUI, error) {
+	return w.a.StoredSessions(gatewayName)
+}
+
 // FollowSession follows a live session.
 func (w *WindowAPI) FollowSession(gatewayName, id string) error {
 	return w.a.FollowSession(gatewayName, id)

@@ -8,7 +8,7 @@
 import * as App from "../../wailsjs/go/app/WindowAPI";
 import { EventsOn } from "../../wailsjs/runtime/runtime";
 import { installForwarder } from "./forward";
-import type { AddGatewayRequest, AskResult, Confirmed, GatewayFormView, GatewayKind, HistoryEntry, ProbeResult, RunRef, Snapshot, StopResult, TestResult } from "./types";
+import type { AddGatewayRequest, AskResult, Confirmed, GatewayFormView, GatewayKind, HistoryEntry, ProbeResult, RunRef, Snapshot, StopResult, StoredSessions, TestResult } from "./types";
 
 /** Calls a generated binding once window.go.app.WindowAPI is there, its
  *  result typed as the plain data it is (./types). */
@@ -46,6 +46,8 @@ export const api = {
   stopRun: (gateway: string, id: string) => typed<StopResult>(() => App.StopRun(gateway, id)),
   activeRuns: () => typed<RunRef[]>(() => App.ActiveRuns()),
   ask: (gateway: string, session: string, text: string) => typed<AskResult>(() => App.Ask(gateway, session, text)),
+  /** An API server's stored sessions (its card, the quick prompt). */
+  storedSessions: (gateway: string) => typed<StoredSessions>(() => App.StoredSessions(gateway)),
   followSession: (gateway: string, id: string) => typed<void>(() => App.FollowSession(gateway, id)),
   followRun: (gateway: string, id: string) => typed<void>(() => App.FollowRun(gateway, id)),
   unfollowSession: (gateway: string, id: string) => typed<void>(() => App.UnfollowSession(gateway, id)),

@@ -18,7 +18,7 @@ const toy: GatewayKind = {
   default_url: "toy://local",
   detect: false,
   auth: [{ name: "spell", label: "Toy spell", secret: "Spell", hint: "`sesame`" }, { name: "none", label: "None" }],
-  transport: { conversation: "spell", interrupted: "Spell broken", lists_sessions: false, ask_new: true, ask_followed: false, follow_by_id: false, starts_runs: false },
+  transport: { conversation: "spell", interrupted: "Spell broken", lists_sessions: false, ask_new: true, ask_followed: false, follow_by_id: false, starts_runs: false, continues_sessions: false },
 };
 const withToy = [...kinds, toy];
 

@@ -5,7 +5,7 @@ import type { GatewayView, SessionView, Transport } from "./types";
 
 const gw = (name: string, state = "connected", transport: Transport = dashboard): GatewayView => ({ name, url: "", kind: "", state, may_have_missed_events: false, transport });
 // A transport the window has never heard of, as its driver words and offers it.
-const toy: Transport = { conversation: "spell", interrupted: "Spell broken", lists_sessions: false, ask_new: true, ask_followed: false, follow_by_id: false, starts_runs: false };
+const toy: Transport = { conversation: "spell", interrupted: "Spell broken", lists_sessions: false, ask_new: true, ask_followed: false, follow_by_id: false, starts_runs: false, continues_sessions: false };
 const sess = (gateway: string, id: string, extra: Partial<SessionView> = {}): SessionView => ({ gateway, id, name: "", running: false, updated: "", started: "", ...extra });
 
 describe("promptProblem", () => {
@@ -40,6 +40,19 @@ describe("askTargets", () => {
   it("lists a session once when its gateway restarted it under a new live id", () => {
     const t = askTargets([gw("lab")], [sess("lab", "old", { stored_id: "2026_x", name: "deploy" }), sess("lab", "new", { stored_id: "2026_x", name: "deploy" })]);
     expect(t.map((x) => x.label)).toEqual(["lab: deploy", "lab: new session"]);
+  });
+  it("offers an API server's stored sessions by name, not while Herald's turn runs there", () => {
+    const list = {
+      gateway: "api",
+      sessions: [
+        { id: "s1", shown_id: "s1", name: "Release checklist", messages: 4, last_active: "" },
+        { id: "s2", shown_id: "s2", name: "why does the build fail", messages: 1, last_active: "", turn: "run_9" },
+      ],
+    };
+    const t = askTargets([gw("api", "connected", apiServer), gw("off", "reconnecting", apiServer)], [sess("api", "run_9", { stored_id: "s2", running: true })], { api: { list }, off: { list } });
+    expect(t.map((x) => x.label)).toEqual(["api: Release checklist", "off: Release checklist", "api: new run", "off: new run"]);
+    expect(t.map((x) => !!x.unreachable)).toEqual([false, true, false, true]);
+    expect(t[0]).toMatchObject({ gateway: "api", session: "s1" });
   });
   it("offers what each transport offers, in its words", () => {
     const silent: Transport = { ...toy, ask_new: false };

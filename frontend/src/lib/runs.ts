@@ -1,6 +1,6 @@
 // Run control and the quick prompt: pure helpers, unit-tested in
 // runs.test.ts. The components (StopButton, QuickPrompt) only wire them up.
-import type { AskResult, GatewayView, SessionView, StopResult, Transport } from "./types";
+import type { AskResult, GatewayView, SessionView, StopResult, StoredSessions, Transport } from "./types";
 import { sessionName, stateText } from "./format";
 
 /** Herald sends at most this many bytes of prompt (service.MaxPromptBytes). */
@@ -36,11 +36,13 @@ function downReason(g: GatewayView): string {
  * Where a quick prompt can go, as each gateway's transport offers it:
  * every session Herald follows on a gateway that takes prompts in followed
  * sessions (a dashboard's; an API server's runs cannot take a second
- * prompt), then a new session (or run) on each gateway that starts one.
+ * prompt), then each stored session an API server lists (stored: its last
+ * listing, named as its card names it; not while a turn Herald sent to it
+ * runs), then a new session (or run) on each gateway that starts one.
  * Gateways that are not connected stay listed, each target saying why it
  * cannot be reached, so the target the user chose never disappears.
  */
-export function askTargets(gateways: GatewayView[], sessions: SessionView[]): AskTarget[] {
+export function askTargets(gateways: GatewayView[], sessions: SessionView[], stored: Record<string, { list?: StoredSessions }> = {}): AskTarget[] {
   const out: AskTarget[] = [];
   for (const g of gateways) {
     if (!g.transport.ask_followed) continue;
@@ -52,6 +54,13 @@ export function askTargets(gateways: GatewayView[], sessions: SessionView[]): As
       // Named as the session list names it, so the two can be matched.
       const name = sessionName(s);
       out.push({ value: `${g.name}\u0000${id}`, label: `${g.name}: ${name}${s.running ? " (running)" : ""}`, gateway: g.name, session: id, transport: g.transport, unreachable: downReason(g) });
+    }
+  }
+  for (const g of gateways) {
+    if (!g.transport.continues_sessions) continue;
+    for (const s of stored[g.name]?.list?.sessions ?? []) {
+      if (s.turn) continue;
+      out.push({ value: `${g.name}\u0000${s.id}`, label: `${g.name}: ${s.name}`, gateway: g.name, session: s.id, transport: g.transport, unreachable: downReason(g) });
     }
   }
   for (const g of gateways) {

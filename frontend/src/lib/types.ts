@@ -42,3 +42,6 @@ export type AskResult = Data<service.AskResult>;
 export type RunRef = Data<service.RunRef>;
 /** One approval choice of the one table (source.ChoiceTable). */
 export type ChoiceInfo = Data<source.ChoiceInfo>;
+/** An API server's stored sessions (app.StoredSessionsUI). */
+export type StoredSessions = Data<app.StoredSessionsUI>;
+export type StoredSession = Data<app.StoredSessionUI>;

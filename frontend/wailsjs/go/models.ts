@@ -37,6 +37,7 @@ export namespace app {
 	    ask_followed: boolean;
 	    follow_by_id: boolean;
 	    starts_runs: boolean;
+	    continues_sessions: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new Transport(source);
@@ -54,6 +55,7 @@ export namespace app {
 	        this.ask_followed = source["ask_followed"];
 	        this.follow_by_id = source["follow_by_id"];
 	        this.starts_runs = source["starts_runs"];
+	        this.continues_sessions = source["continues_sessions"];
 	    }
 	}
 	export class ApprovalView {
@@ -585,6 +587,85 @@ export namespace app {
 	        this.notify_run_finished = source["notify_run_finished"];
 	        this.warnings = source["warnings"];
 	        this.audit_error = source["audit_error"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class StoredSessionUI {
+	    id: string;
+	    shown_id: string;
+	    name: string;
+	    preview?: string;
+	    messages: number;
+	    // Go type: time
+	    last_active: any;
+	    turn?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new StoredSessionUI(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.shown_id = source["shown_id"];
+	        this.name = source["name"];
+	        this.preview = source["preview"];
+	        this.messages = source["messages"];
+	        this.last_active = this.convertValues(source["last_active"], null);
+	        this.turn = source["turn"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class StoredSessionsUI {
+	    gateway: string;
+	    sessions: StoredSessionUI[];
+	    more?: boolean;
+	    note?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new StoredSessionsUI(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.gateway = source["gateway"];
+	        this.sessions = this.convertValues(source["sessions"], StoredSessionUI);
+	        this.more = source["more"];
+	        this.note = source["note"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

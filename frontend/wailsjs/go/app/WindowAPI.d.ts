@@ -62,6 +62,8 @@ export function Snapshot():Promise<app.Snapshot>;
 
 export function StopRun(arg1:string,arg2:string):Promise<service.StopResult>;
 
+export function StoredSessions(arg1:string):Promise<app.StoredSessionsUI>;
+
 export function TakeBack(arg1:string,arg2:string):Promise<void>;
 
 export function TestGateway(arg1:app.AddGatewayRequest):Promise<app.TestResult>;

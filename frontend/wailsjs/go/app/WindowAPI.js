@@ -118,6 +118,10 @@ export function StopRun(arg1, arg2) {
   return window['go']['app']['WindowAPI']['StopRun'](arg1, arg2);
 }
 
+export function StoredSessions(arg1) {
+  return window['go']['app']['WindowAPI']['StoredSessions'](arg1);
+}
+
 export function TakeBack(arg1, arg2) {
   return window['go']['app']['WindowAPI']['TakeBack'](arg1, arg2);
 }
