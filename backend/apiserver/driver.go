@@ -199,7 +199,7 @@ func (a *Source) Stop(ctx context.Context, id string, w source.StopWait) (source
 	}
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return source.Stopped{Outcome: source.OutcomeNotRunning, Message: fmt.Sprintf("%s/%s: the API server has no such run running (it ended or is unknown)", gw, id)}, nil
+		return source.Stopped{Outcome: source.OutcomeNotRunning, Message: fmt.Sprintf("%s/%s: the API server has no such run running (it ended or is unknown; a turn sent to a session is unknown to it on servers that cannot stop such turns)", gw, id)}, nil
 	case err != nil:
 		return source.Stopped{}, fmt.Errorf("%v; nothing is known to have stopped: try again", err)
 	}
