@@ -23,14 +23,15 @@ import (
 
 // commands are the subcommands Main handles.
 var commands = map[string]func(*env, []string) error{
-	"watch":   cmdWatch,
-	"approve": cmdApprove,
-	"pending": cmdPending,
-	"log":     cmdLog,
-	"stop":    cmdStop,
-	"ask":     cmdAsk,
-	"bridge":  cmdBridge,
-	"help":    cmdHelp,
+	"watch":    cmdWatch,
+	"approve":  cmdApprove,
+	"pending":  cmdPending,
+	"log":      cmdLog,
+	"stop":     cmdStop,
+	"ask":      cmdAsk,
+	"sessions": cmdSessions,
+	"bridge":   cmdBridge,
+	"help":     cmdHelp,
 }
 
 // IsCommand reports whether name is a terminal subcommand (so main runs
@@ -105,6 +106,7 @@ Usage:
   herald log [-n N]               the approval history
   herald stop [ID]                stop a run (without ID: list the active runs)
   herald ask [--session ID] TEXT  start a prompt on a session or a new one
+  herald sessions                 an API server's stored sessions, which ask --session continues
   herald bridge install           how to bring approvals from every Hermes surface
                                   (CLI, Telegram, ...) to Herald; --write HERMES_HOME applies it
   herald version                  print the version and exit

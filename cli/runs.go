@@ -371,6 +371,8 @@ func printAsk(out *printer, r service.AskResult) error {
 			where += " " + r.StoredSession
 		}
 		where += ")"
+	} else if r.StoredSession != "" && r.StoredSession != r.Session {
+		where += " (in session " + r.StoredSession + ")"
 	}
 	out.line("%s: %s (confirmed by the gateway)", approval.VisibleLine(where), approval.VisibleLine(r.Status))
 	if r.Note != "" {
