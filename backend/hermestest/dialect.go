@@ -6,8 +6,9 @@ package hermestest
 const (
 	// Replay is Hermes 0.20.6: per-session seq, replay_epoch in
 	// gateway.ready and session.events.since; approvals are still
-	// approval.request events (now carrying request_id), answered with
-	// approval.respond; a session's events go to one client at a time.
+	// approval.request events without an id, answered with
+	// approval.respond (the oldest of the session first); a session's
+	// events go to one client at a time.
 	Replay Dialect = iota + 100
 	// FanOut is Hermes 0.21.1: as Replay, but session.resume,
 	// session.activate and prompt.submit attach additively, so every
@@ -52,9 +53,6 @@ func (d Dialect) fanOut() bool { return d == FanOut || d == Requests }
 // by a response frame; client.capabilities and gateway.ping exist;
 // open_requests are listed; a pending request makes a session waiting.
 func (d Dialect) serverRequests() bool { return d == Modern || d == Requests }
-
-// eventRequestIDs: approval.request events carry request_id.
-func (d Dialect) eventRequestIDs() bool { return d == Replay || d == FanOut }
 
 // answersWithoutAttaching: approval.pending and request.answer exist.
 func (d Dialect) answersWithoutAttaching() bool { return d == Requests }

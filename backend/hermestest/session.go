@@ -408,11 +408,9 @@ func (s *Server) requestApprovalLocked(fs *fsession, spec ApprovalSpec) *fapprov
 
 // announceLocked sends the event form's approval.request for a, queued.
 func (s *Server) announceLocked(fs *fsession, a *fapproval) {
+	// No request_id on the event before 0.21.3 (PROTOCOL.md).
 	p := a.params()
 	delete(p, "session_id")
-	if s.opts.Dialect.eventRequestIDs() {
-		p["request_id"] = a.queueID
-	}
 	if s.is019() {
 		p["allow_session"] = true
 	}
