@@ -159,10 +159,33 @@ func approvalNotification(r approval.Request, now time.Time) Notification {
 // unseenNotification is the notification for an approval whose command
 // Herald was never shown: titled for what it is, no command, expiry
 // unknown, deny only.
+// notifyFields is how many fields of an approval that is not a command a
+// notification shows.
+const notifyFields = 3
+
 func unseenNotification(r approval.Request) Notification {
 	d := r.Display()
 	title, _ := approval.Truncate(d.Title, notifyTextMax)
 	body := []string{runText(r.Description), "Expires: unknown (Herald did not see when it was asked)."}
+	if len(r.Fields) > 0 {
+		// Not a command: a few of the fields it asks with, masked.
+		body = []string{}
+		for i, f := range r.Fields {
+			if i == notifyFields {
+				body = append(body, "… open Herald to see all it asks")
+				break
+			}
+			l, cut := approval.Truncate(approval.VisibleLine(f.Name+": "+approval.Redact(f.Value)), notifyTextMax)
+			if cut {
+				l += "…"
+			}
+			body = append(body, l)
+		}
+		if r.Description != "" {
+			body = append(body, runText(r.Description))
+		}
+		body = append(body, "Only deny is accepted here: Herald cannot show exactly what an approval would allow.")
+	}
 	actions := [][2]string{{ActionOpen, "Open…"}}
 	if r.Offers(approval.ChoiceDeny) {
 		actions = append(actions, choiceButton(approval.ChoiceDeny))

@@ -74,3 +74,29 @@ func TestSessionNotificationIDRoundTrips(t *testing.T) {
 		t.Fatal("an approval key read as a session")
 	}
 }
+
+// TestApprovalOfSomethingElseShowsWhatItAsks: an approval that carries no
+// command but fields (a sandbox's folder request) is titled for what it
+// is on the notification, the tray and the window, shows its fields made
+// safe (masked on the notification), and offers only deny.
+func TestApprovalOfSomethingElseShowsWhatItAsks(t *testing.T) {
+	t.Parallel()
+	r := pendingRequest("lab/f", "")
+	r.Kind, r.Choices = approval.KindApproval, []string{"deny"}
+	r.Fields = []approval.Field{{Name: "kind", Value: "folder"}, {Name: "path", Value: "/home/ana\x1b[2J"}, {Name: "token", Value: "API_KEY=sk-abcdef0123456789abcdef"}}
+	n := approvalNotification(r, t0)
+	if !strings.Contains(n.Title, "asks to approve something other than a command") || !strings.Contains(n.Body, "kind: folder") ||
+		strings.ContainsRune(n.Body, '\x1b') || strings.Contains(n.Body, "sk-abcdef0123456789abcdef") || !strings.Contains(n.Body, "Only deny") ||
+		strings.Contains(n.Body, "Expires: unknown") || hasAction(n, approval.ChoiceOnce) {
+		t.Fatalf("notification %+v", n)
+	}
+	v := approvalViewIn(r, "Sandbox")
+	if !v.Display.Unseen || !v.Display.ExpiryKnown || len(v.Display.Fields) != 3 || strings.ContainsRune(v.Display.Fields[1].Value, '\x1b') ||
+		v.Display.Title != "lab · Sandbox: asks to approve something other than a command" {
+		t.Fatalf("window %+v", v.Display)
+	}
+	s := Snapshot{Gateways: []GatewayView{{Name: "lab", State: "connected"}}, Approvals: []ApprovalView{v}}
+	if m := trayModel(s); len(m.Pending) != 1 || m.Pending[0].CanOnce {
+		t.Fatalf("tray %+v", m.Pending)
+	}
+}

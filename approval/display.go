@@ -331,6 +331,10 @@ type Display struct {
 	// and offer only deny.
 	Unseen bool   `json:"unseen,omitempty"`
 	Title  string `json:"title,omitempty"`
+	// Fields are what an approval that carries no command asks (its
+	// Fields, names as VisibleLine, values as Visible); such a request
+	// is titled FieldsTitle.
+	Fields []Field `json:"fields,omitempty"`
 	// ExpiryKnown is false when Herald does not know when the gateway
 	// stops waiting (an unseen approval): surfaces say "unknown".
 	ExpiryKnown bool `json:"expiry_known"`
@@ -347,6 +351,24 @@ func UnseenTitle(gateway, session string) string {
 	return VisibleLine(gateway) + " · " + VisibleLine(session) + ": may be waiting for approval"
 }
 
+// FieldsTitle is how every surface titles an approval of something other
+// than a command: "GATEWAY · SESSION: asks to approve something other
+// than a command".
+func FieldsTitle(gateway, session string) string {
+	return VisibleLine(gateway) + " · " + VisibleLine(session) + ": asks to approve something other than a command"
+}
+
+// title is an unseen approval's title.
+func (r Request) title(session string) string {
+	switch {
+	case !r.Unseen():
+		return ""
+	case len(r.Fields) > 0:
+		return FieldsTitle(r.Gateway, session)
+	}
+	return UnseenTitle(r.Gateway, session)
+}
+
 // DisplayIn is Display with the session's one name as the service names
 // it now (service.SessionNames), where it knows one.
 func (r Request) DisplayIn(session string) Display {
@@ -354,9 +376,7 @@ func (r Request) DisplayIn(session string) Display {
 	if session != "" {
 		d.Session = VisibleLine(session)
 	}
-	if d.Unseen {
-		d.Title = UnseenTitle(r.Gateway, d.Session)
-	}
+	d.Title = r.title(d.Session)
 	return d
 }
 
@@ -459,9 +479,22 @@ func (r Request) Display() Display {
 		Offered:     r.Offered(),
 		DenyOnly:    Guard(r.DenyOnly(), false), // Herald's words: its markers stay
 		Unseen:      r.Unseen(),
-		Title:       map[bool]string{true: UnseenTitle(r.Gateway, r.RecordedName())}[r.Unseen()],
-		ExpiryKnown: !r.Unseen() && !r.ExpiresAt.IsZero(),
+		Title:       r.title(r.RecordedName()),
+		Fields:      visibleFields(r.Fields),
+		ExpiryKnown: (!r.Unseen() || len(r.Fields) > 0) && !r.ExpiresAt.IsZero(),
 		Session:     VisibleLine(r.RecordedName()),
 		SessionID:   VisibleLine(SessionID(r.StoredSession, r.Session)),
 	}
+}
+
+// visibleFields are fields as surfaces show them.
+func visibleFields(fs []Field) []Field {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]Field, len(fs))
+	for i, f := range fs {
+		out[i] = Field{Name: VisibleLine(f.Name), Value: Visible(f.Value)}
+	}
+	return out
 }

@@ -128,6 +128,9 @@ func (in *Inbox) approvalFromLocked(ev wire.Event, a *wire.ApprovalPayload, now 
 		Epoch:         ev.Epoch,
 	}
 	r.ByOrder = a.AnswerByOrder && r.QueueID != ""
+	if r.Command == "" {
+		r.Fields = approvalFields(ev.Payload) // not a command: show what it asks
+	}
 	if ev.Kind == wire.ApprovalServerRequest {
 		r.Dialect, r.RequestID = DialectServerRequest, ev.RequestID
 		if r.QueueID == r.RequestID {

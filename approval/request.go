@@ -166,6 +166,10 @@ type Request struct {
 	// with it, which the gateway may hold first: see order.go, "Two at
 	// once"). Choices are then only deny.
 	Unbound string `json:"unbound,omitempty"`
+	// Fields are what an approval that carries no command asks, as the
+	// gateway sent it (every field of its payload but ids and routing;
+	// see fields.go). Only deny is accepted for it.
+	Fields []Field `json:"fields,omitempty"`
 	// SessionTitle is the title of the request's session when the request
 	// arrived (Options.SessionTitle, cut to MaxTitleBytes, raw: surfaces
 	// show it through SessionName and VisibleLine). It names the session
@@ -248,6 +252,7 @@ func (r Request) Offers(choice string) bool { return slices.Contains(r.Choices, 
 func (r Request) clone() Request {
 	r.PatternKeys = append([]string(nil), r.PatternKeys...)
 	r.Choices = append([]string(nil), r.Choices...)
+	r.Fields = append([]Field(nil), r.Fields...)
 	return r
 }
 

@@ -54,6 +54,17 @@ func approvalBlock(r approval.Request, waiting int) []string {
 	if d.Hidden != "" {
 		lines = append(lines, "┃ ⚠ "+d.Hidden+": Herald cannot show what runs there, and it may be code; approving asks you to confirm")
 	}
+	if len(d.Fields) > 0 {
+		lines = append(lines, "┃ "+d.Title+" (only deny is accepted here):")
+		for _, f := range d.Fields {
+			for i, l := range strings.Split(f.Value, "\n") {
+				if i == 0 {
+					l = f.Name + ": " + l
+				}
+				lines = append(lines, "┃   "+l)
+			}
+		}
+	}
 	if d.Markers {
 		lines = append(lines, "┃ ⚠ the command holds control, invisible, direction-changing or look-alike characters: they are shown as ␛ and ⟦…⟧")
 	}

@@ -538,3 +538,20 @@ func TestUnknownKeyListsEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// An approval that is not a command shows every field it asks with, made
+// safe, and says that only deny is accepted.
+func TestApprovalBlockShowsFields(t *testing.T) {
+	t.Parallel()
+	r := approval.Request{Key: "api/q/run_1/q1", Kind: approval.KindApproval, Gateway: "api", Session: "run_1", Choices: []string{"deny"},
+		Fields: []approval.Field{{Name: "kind", Value: "site"}, {Name: "url", Value: "https://example.com/\x1b[2J\nsecond"}}}
+	got := strings.Join(approvalBlock(r, 1), "\n")
+	for _, want := range []string{"asks to approve something other than a command (only deny is accepted here):", "┃   kind: site", "┃   url: https://example.com/␛[2J"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("block lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.ContainsRune(got, '\x1b') {
+		t.Errorf("raw escape in:\n%s", got)
+	}
+}

@@ -70,4 +70,25 @@ describe("ApprovalSheet (DOM)", () => {
     expect([...target.querySelectorAll("[data-testid^=choice-]")].map((b) => b.getAttribute("data-testid"))).toEqual(["choice-deny"]);
     unmount(sheet);
   });
+
+  it("shows every field of an approval that is not a command, deny only, with its expiry", () => {
+    const r = req("lab/F", "");
+    r.choices = ["deny"];
+    r.display = {
+      ...r.display, command: "", first_line: "", session: "Sandbox", unseen: true, expiry_known: true,
+      title: "lab · Sandbox: asks to approve something other than a command",
+      fields: [{ name: "kind", value: "folder" }, { name: "path", value: "/home/ana/␛[2J" }],
+    };
+    const target = document.createElement("div");
+    document.body.appendChild(target);
+    const sheet = mount(ApprovalSheet, { target, props: { approval: r, now: Date.parse("2026-12-03T10:00:00Z") } });
+    flushSync();
+    const fields = target.querySelector('[data-testid="fields"]')!;
+    expect([...fields.querySelectorAll("dt")].map((e) => e.textContent)).toEqual(["kind", "path"]);
+    expect([...fields.querySelectorAll("dd")].map((e) => e.textContent)).toEqual(["folder", "/home/ana/␛[2J"]);
+    expect(target.querySelector('[data-testid="fields-deny-only"]')).not.toBeNull();
+    expect(target.querySelector('[data-testid="countdown"]')?.textContent).toContain("expires in");
+    expect([...target.querySelectorAll("[data-testid^=choice-]")].map((b) => b.getAttribute("data-testid"))).toEqual(["choice-deny"]);
+    unmount(sheet);
+  });
 });

@@ -92,6 +92,7 @@ export namespace app {
 	    conflict?: string;
 	    epoch?: string;
 	    unbound?: string;
+	    fields?: approval.Field[];
 	    session_title?: string;
 	    id: string;
 	    display_command: string;
@@ -134,6 +135,7 @@ export namespace app {
 	        this.conflict = source["conflict"];
 	        this.epoch = source["epoch"];
 	        this.unbound = source["unbound"];
+	        this.fields = this.convertValues(source["fields"], approval.Field);
 	        this.session_title = source["session_title"];
 	        this.id = source["id"];
 	        this.display_command = source["display_command"];
@@ -742,6 +744,20 @@ export namespace approval {
 	        this.hidden = source["hidden"];
 	    }
 	}
+	export class Field {
+	    name: string;
+	    value: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Field(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.value = source["value"];
+	    }
+	}
 	export class Display {
 	    command: string;
 	    hidden?: string;
@@ -761,6 +777,7 @@ export namespace approval {
 	    choices?: string[];
 	    unseen?: boolean;
 	    title?: string;
+	    fields?: Field[];
 	    expiry_known: boolean;
 	
 	    static createFrom(source: any = {}) {
@@ -787,8 +804,27 @@ export namespace approval {
 	        this.choices = source["choices"];
 	        this.unseen = source["unseen"];
 	        this.title = source["title"];
+	        this.fields = this.convertValues(source["fields"], Field);
 	        this.expiry_known = source["expiry_known"];
 	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 
 }
