@@ -264,7 +264,8 @@ func (c *Client) turnErr(sessionID string, wrote bool, err error) error {
 func (c *Client) sessionRun(runID, sessionID string) *runState {
 	c.mu.Lock()
 	rs := c.runs[runID]
-	if rs == nil {
+	if rs == nil || rs.terminal || rs.info.Mode == ModeDone {
+		// (A run id seen before and ended is a new turn all the same.)
 		rs = &runState{id: runID, info: RunInfo{ID: runID, Session: sessionID, Mode: ModeSessionStream}, seenApprovals: map[string]bool{}}
 		c.runs[runID] = rs
 	}
