@@ -371,27 +371,8 @@ func (s *Server) serveEvents(w http.ResponseWriter, req *http.Request) {
 		}
 		ch := r.notify
 		s.mu.Unlock()
-		var tick <-chan time.Time
-		var stop func() bool
-		if s.opts.Keepalive > 0 {
-			t := s.clk.NewTimer(s.opts.Keepalive)
-			tick, stop = t.C(), t.Stop
-		}
-		select {
-		case <-ch:
-		case <-tick:
-			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
-				return
-			}
-			flush()
-		case <-req.Context().Done():
-			if stop != nil {
-				stop()
-			}
+		if !s.awaitEvent(w, req, ch, flush) {
 			return
-		}
-		if stop != nil {
-			stop()
 		}
 	}
 }
@@ -860,4 +841,27 @@ func (s *Server) approveSeq(r *frun, cmds []string) outcome {
 		lines = append(lines, line)
 	}
 	return outcome{status: "completed", output: strings.Join(lines, "\n")}
+}
+
+// awaitEvent waits for the run's next event (ch closes), writing
+// ": keepalive" comments while it is quiet, as Hermes does; it reports
+// false when the stream is over (the client left, or a write failed).
+func (s *Server) awaitEvent(w io.Writer, req *http.Request, ch <-chan struct{}, flush func()) bool {
+	var tick <-chan time.Time
+	if s.opts.Keepalive > 0 {
+		t := s.clk.NewTimer(s.opts.Keepalive)
+		defer t.Stop()
+		tick = t.C()
+	}
+	select {
+	case <-ch:
+	case <-tick:
+		if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
+			return false
+		}
+		flush()
+	case <-req.Context().Done():
+		return false
+	}
+	return true
 }

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Sessions: the API server's /api/sessions resources and the session chat
@@ -341,27 +340,8 @@ func (s *Server) serveChatStream(w http.ResponseWriter, req *http.Request) {
 		}
 		ch := r.notify
 		s.mu.Unlock()
-		var tick <-chan time.Time
-		var stop func() bool
-		if s.opts.Keepalive > 0 {
-			t := s.clk.NewTimer(s.opts.Keepalive)
-			tick, stop = t.C(), t.Stop
-		}
-		select {
-		case <-ch:
-		case <-tick:
-			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
-				return
-			}
-			flush()
-		case <-req.Context().Done():
-			if stop != nil {
-				stop()
-			}
+		if !s.awaitEvent(w, req, ch, flush) {
 			return
-		}
-		if stop != nil {
-			stop()
 		}
 	}
 }
