@@ -1,6 +1,10 @@
 package apiserver_test
 
 import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -54,5 +58,28 @@ func TestAnswerByOrderNotTakenFromServer(t *testing.T) {
 	ev, _ := n.Event(apiserver.SSEEvent{Data: `{"event":"approval.request","run_id":"run_1","command":"rm -rf x","request_id":"q1","answer_by_order":true}`})
 	if p := ev.Data.(*wire.ApprovalPayload); p.AnswerByOrder || strings.Contains(string(ev.Payload), "answer_by_order") {
 		t.Errorf("taken from the server: %+v %s", p, ev.Payload)
+	}
+}
+
+// A reply to a written answer that does not decode (not JSON, or a
+// resolved that is neither a count nor a bool) leaves the outcome
+// unknown: the server may have acted on it. The session turns' answers
+// take this path too.
+func TestUndecodableAnswerReplyIsUnknown(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{"<html>ok</html>", `{"choice":"once","resolved":{"n":1}}`} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, body)
+		}))
+		c, err := apiserver.New(apiserver.Config{URL: srv.URL, Key: "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.RespondApproval(ctxT(t), "run_1", "once", "q1")
+		if !errors.Is(err, wire.ErrOutcomeUnknown) || !strings.Contains(err.Error(), "whether it took effect is unknown") {
+			t.Errorf("reply %s: %v", body, err)
+		}
+		srv.Close()
 	}
 }
