@@ -74,8 +74,12 @@ type Notify struct {
 	// lost (Lagged says how many); merged changes take no number.
 	Seq uint64
 	// View is the first Notify of a WatchInitial subscription.
-	View     *View
-	Event    *wire.Event
+	View  *View
+	Event *wire.Event
+	// Name is the one name of Event's session (SessionNames), given to a
+	// watcher in another process, which has no service to ask (op watch
+	// fills it; in the process, SessionName says it).
+	Name     string
 	Approval *approval.Change
 	Notice   *SessionNotice
 	Problem  *Problem

@@ -75,6 +75,11 @@ func (s *Service) serveWatch(ctx context.Context, c net.Conn, sc *bufio.Scanner,
 		if err != nil {
 			return
 		}
+		if ev := n.Event; ev != nil && (ev.Session != "" || ev.StoredSession != "") {
+			// Every surface names a session the same: so does a
+			// watcher in another process (an attached `herald watch`).
+			n.Name = s.SessionName(ev.Gateway, ev.Session, ev.StoredSession)
+		}
 		if enc.Encode(ControlResponse{Notify: &n}) != nil {
 			return
 		}
@@ -186,6 +191,7 @@ type notifyJSON struct {
 	View      *View            `json:"view,omitempty"`
 	Event     *wire.Event      `json:"event,omitempty"`
 	EventData json.RawMessage  `json:"event_data,omitempty"`
+	Name      string           `json:"name,omitempty"`
 	Approval  *approval.Change `json:"approval,omitempty"`
 	Notice    *SessionNotice   `json:"notice,omitempty"`
 	Problem   *problemJSON     `json:"problem,omitempty"`
@@ -202,7 +208,7 @@ type problemJSON struct {
 
 // MarshalJSON writes n for the control socket.
 func (n Notify) MarshalJSON() ([]byte, error) {
-	j := notifyJSON{Seq: n.Seq, View: n.View, Event: n.Event, Approval: n.Approval, Notice: n.Notice,
+	j := notifyJSON{Seq: n.Seq, View: n.View, Event: n.Event, Name: n.Name, Approval: n.Approval, Notice: n.Notice,
 		Status: n.Status, Window: n.Window, Changed: n.Changed, Lagged: n.Lagged}
 	if n.Event != nil && n.Event.Data != nil {
 		b, err := json.Marshal(n.Event.Data)
@@ -226,7 +232,7 @@ func (n *Notify) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*n = Notify{Seq: j.Seq, View: j.View, Event: j.Event, Approval: j.Approval, Notice: j.Notice,
+	*n = Notify{Seq: j.Seq, View: j.View, Event: j.Event, Name: j.Name, Approval: j.Approval, Notice: j.Notice,
 		Status: j.Status, Window: j.Window, Changed: j.Changed, Lagged: j.Lagged}
 	if n.Event != nil {
 		// A payload that does not decode leaves Data nil, as on the wire.

@@ -195,6 +195,11 @@ func TestWatchOverControl(t *testing.T) {
 			if !ok || d.Context != "Running ls" {
 				t.Fatalf("the event's payload did not cross: %#v", n.Event.Data)
 			}
+			// The watcher has no service to ask: the session's one
+			// name comes with the event.
+			if want := s.SessionName(n.Event.Gateway, n.Event.Session, n.Event.StoredSession); n.Name != want || n.Name == "" || n.Name == n.Event.Session {
+				t.Fatalf("the event's session is named %q over the socket, %q in Herald", n.Name, want)
+			}
 			got = append(got, "event")
 		case n.Problem != nil:
 			got = append(got, "problem "+n.Problem.Source+": "+n.Problem.Err.Error())
@@ -284,6 +289,7 @@ func TestNotifyJSONCarriesEveryField(t *testing.T) {
 		"Seq":      {Seq: 7},
 		"View":     {View: &View{Limits: []string{"too many"}}},
 		"Event":    {Event: &tool},
+		"Name":     {Event: &tool, Name: "Fix the build"},
 		"Approval": {Approval: &approval.Change{Kind: approval.ChangeArrived, Request: approval.Request{Key: "k", Command: "ls"}}},
 		"Notice":   {Notice: &SessionNotice{Kind: NoticeFound, Gateway: "gw", Text: "found"}},
 		"Problem":  {Problem: &Problem{Source: "gw", Err: errors.New("refused")}},
