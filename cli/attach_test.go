@@ -22,13 +22,18 @@ import (
 // "already running": it shows the gateway's state and the approval
 // waiting when it attached, then the live events, an approval and a
 // question as they come, and answers both from its keyboard; the gateway
-// takes the answers, and the app records them as the terminal's. When the
-// app quits, watch says so and ends.
+// takes the answers, and the app records them as the terminal's. It names
+// the session by its one name, as the app's every surface does, never by
+// its id. When the app quits, watch says so and ends.
 func TestWatchBesideTheDesktopApp(t *testing.T) {
 	keyring.MockInit() // process-wide: this test is not parallel
 	srv := hermestest.NewServer(hermestest.Options{Dialect: hermestest.Modern})
 	defer srv.Close()
 	live, stored := srv.CreateSession()
+	const name = "Fix the flaky build"
+	if err := srv.SetTitle(live, name); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	settings, err := app.NewSettingsStore(filepath.Join(dir, "config"))
 	if err != nil {
@@ -91,14 +96,20 @@ func TestWatchBesideTheDesktopApp(t *testing.T) {
 	if got := field(first, "request", "command"); got != "rm -rf ./before" {
 		t.Fatalf("the waiting approval showed as %v", got)
 	}
+	if got := field(first, "display", "session"); got != name {
+		t.Errorf("the waiting approval's session showed as %v, want its name %q", got, name)
+	}
 
 	// Live: an event, an approval and a question, as they come.
 	if err := srv.Emit(live, "tool.start", map[string]any{"name": "terminal", "context": "Running make"}); err != nil {
 		t.Fatal(err)
 	}
-	w.waitLine(t, "the live tool event", func(m map[string]any) bool {
+	ev := w.waitLine(t, "the live tool event", func(m map[string]any) bool {
 		return m["type"] == "event" && field(m, "event", "kind") == "tool.start"
 	})
+	if got, want := ev["name"], a.Service().SessionName("lab", live, stored); got != name || want != name {
+		t.Errorf("the live event's session is named %v in the attached watch, %q in the app; want %q in both", got, want, name)
+	}
 	_, after, err := srv.RequestApproval(live, hermestest.ApprovalSpec{Command: "git push --force"})
 	if err != nil {
 		t.Fatal(err)

@@ -78,13 +78,21 @@ func TestOneSessionNameOnEveryLine(t *testing.T) {
 				Choices: []string{"once", "deny"}, ReceivedAt: t0, ExpiresAt: t0.Add(time.Minute), State: approval.StatePending}
 			q := ap
 			q.Key, q.Kind, q.Command, q.Question, q.Choices = "lab/clarify/1", approval.KindClarify, "", "Deploy?", []string{"yes", "no"}
-			var feed strings.Builder
+			var feed, attached, notice strings.Builder
 			named := func(gw, live, stored string) string { return "Fix the build" }
-			printEvent(&printer{w: &feed, name: named}, wire.Event{Gateway: "lab", Session: tc.live, StoredSession: tc.stored, Kind: wire.ToolStart, Data: &wire.ToolStartPayload{Name: "terminal"}})
+			ev := wire.Event{Gateway: "lab", Session: tc.live, StoredSession: tc.stored, Kind: wire.ToolStart, Data: &wire.ToolStartPayload{Name: "terminal"}}
+			printEvent(&printer{w: &feed, name: named}, ev, "")
+			// An attached watch has no service: the name comes with the
+			// event from the running Herald (service.Notify.Name).
+			printEvent(&printer{w: &attached}, ev, "Fix the build")
+			ev.Data = &wire.NotificationPayload{Text: "Still starting the agent", Level: "info"}
+			printEvent(&printer{w: &notice, name: named}, ev, "")
 			var qb strings.Builder
 			printPrompt(&printer{w: &qb}, "1", approval.Change{Kind: approval.ChangeArrived, Request: q})
 			for what, text := range map[string]string{
 				"feed":           feed.String(),
+				"attached feed":  attached.String(),
+				"notice":         notice.String(),
 				"approval block": strings.Join(approvalBlock(ap, 1), "\n"),
 				"question block": qb.String(),
 				"pending":        pendingLine(ap, t0),
@@ -92,8 +100,11 @@ func TestOneSessionNameOnEveryLine(t *testing.T) {
 				"prompt header":  promptHeader(q),
 			} {
 				want := tc.want
-				if what == "feed" { // one line per event: the name alone
+				switch what { // one line per event: the name alone
+				case "feed", "attached feed":
 					want = "lab · Fix the build ▶"
+				case "notice":
+					want = "lab · Fix the build ℹ Still starting the agent"
 				}
 				if !strings.Contains(text, want) {
 					t.Errorf("%s %q does not name the session %q", what, text, want)
@@ -103,5 +114,33 @@ func TestOneSessionNameOnEveryLine(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSessionNoticesNameTheSession: what the feed says of a session found,
+// offered, followed or taken elsewhere names it by its one name (the
+// notice's Name), not by the gateway's raw title or its id; the id stays
+// where the line says what to type.
+func TestSessionNoticesNameTheSession(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		kind    service.NoticeKind
+		typeKey bool
+	}{
+		{service.NoticeFound, false},
+		{service.NoticeOffer, true},
+		{service.NoticeFollowed, false},
+		{service.NoticeElsewhere, true},
+	} {
+		var b strings.Builder
+		printSessionNotice(&printer{w: &b}, service.SessionNotice{Kind: tc.kind, Gateway: "lab", Session: "644a578b", Key: "20261203_191047_bc46cf",
+			Title: "", Name: "run the tests and fix what fails", Status: "running"})
+		line := b.String()
+		if !strings.Contains(line, `"run the tests and fix what fails"`) {
+			t.Errorf("%s: %q does not name the session by its one name", tc.kind, line)
+		}
+		if strings.Contains(line, "20261203_191047_bc46cf") != tc.typeKey {
+			t.Errorf("%s: %q: the id is there only to be typed", tc.kind, line)
+		}
 	}
 }

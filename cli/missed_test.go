@@ -28,7 +28,7 @@ func TestMissedEventsInWords(t *testing.T) {
 			newStatusPrinter(out).show(source.Status{Gateway: "lab", State: source.StateConnected, MayHaveMissedEvents: true, MissedReason: tc.code})
 			ev := wire.Event{Gateway: "lab", Session: "s1", Kind: wire.Resync, Payload: []byte(`{"reason":"` + tc.code + `"}`)}
 			ev.DecodeData()
-			printEvent(out, ev)
+			printEvent(out, ev, "")
 			got := buf.String()
 			if strings.Count(got, tc.words) != 2 || strings.Contains(got, tc.code) {
 				t.Errorf("watch printed %q: want %q twice and no %q", got, tc.words, tc.code)

@@ -77,7 +77,7 @@ func (d *directFlags) connect(ctx context.Context, e *env, out *printer, onEvent
 			if err != nil {
 				return
 			}
-			printNotice(out, *n.Event)
+			printNotice(out, *n.Event, svc.SessionName(n.Event.Gateway, n.Event.Session, n.Event.StoredSession))
 			if onEvent != nil {
 				onEvent(*n.Event)
 			}
@@ -399,9 +399,9 @@ func printEnd(out *printer, ev wire.Event) {
 	}
 }
 
-// printNotice prints a Hermes notice (notification.show / .clear); it
-// reports whether ev was one.
-func printNotice(out *printer, ev wire.Event) bool {
+// printNotice prints a Hermes notice (notification.show / .clear) of the
+// session whose one name is name; it reports whether ev was one.
+func printNotice(out *printer, ev wire.Event, name string) bool {
 	switch d := ev.Data.(type) {
 	case *wire.NotificationPayload:
 		if out.json {
@@ -410,8 +410,7 @@ func printNotice(out *printer, ev wire.Event) bool {
 		}
 		mark := map[string]string{wire.NoticeInfo: "ℹ", wire.NoticeWarn: "⚠", wire.NoticeError: "✗", wire.NoticeSuccess: "✓"}[wire.NormalLevel(d.Level)]
 		text, _ := approval.Truncate(d.Text, 400)
-		sid, _ := approval.Truncate(ev.Session, 8)
-		out.line("  %s/%s %s %s", approval.VisibleLine(ev.Gateway), approval.VisibleLine(sid), mark, approval.VisibleLine(text))
+		out.line("  %s %s %s", sessionWhere(ev.Gateway, ev.Session, ev.StoredSession, name), mark, approval.VisibleLine(text))
 		return true
 	case *wire.NotificationClearPayload:
 		if out.json {

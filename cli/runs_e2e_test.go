@@ -207,11 +207,12 @@ func TestAskDirectAPI(t *testing.T) {
 }
 
 // TestWatchPrintsNotices: Hermes notices are printed one line each, level
-// marked, text made visible (no terminal escapes reach the terminal).
+// marked, text made visible (no terminal escapes reach the terminal), and
+// their session named by its one name, as the rest of the feed names it.
 func TestWatchPrintsNotices(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	out := &printer{w: &buf}
+	out := &printer{w: &buf, name: func(gw, live, stored string) string { return "Fix the build" }}
 	mk := func(kind string, payload string) wire.Event {
 		ev := wire.Event{Gateway: "lab", Session: "0123456789", Kind: kind, Payload: json.RawMessage(payload)}
 		ev.DecodeData()
@@ -221,13 +222,13 @@ func TestWatchPrintsNotices(t *testing.T) {
 		ev   wire.Event
 		want string
 	}{
-		{mk(wire.NotificationShow, `{"text":"✕ Credit access paused","level":"error","kind":"sticky","key":"credits.depleted"}`), "  lab/01234567 ✗ ✕ Credit access paused\n"},
-		{mk(wire.NotificationLegacy, `{"text":"used 90%","level":"warn","kind":"sticky"}`), "  lab/01234567 ⚠ used 90%\n"},
-		{mk(wire.NotificationShow, "{\"text\":\"evil\\u001b[2Jx\\nline\",\"level\":\"bogus\",\"kind\":\"ttl\"}"), "  lab/01234567 ℹ evil␛[2Jx⏎line\n"},
+		{mk(wire.NotificationShow, `{"text":"✕ Credit access paused","level":"error","kind":"sticky","key":"credits.depleted"}`), "  lab · Fix the build ✗ ✕ Credit access paused\n"},
+		{mk(wire.NotificationLegacy, `{"text":"used 90%","level":"warn","kind":"sticky"}`), "  lab · Fix the build ⚠ used 90%\n"},
+		{mk(wire.NotificationShow, "{\"text\":\"evil\\u001b[2Jx\\nline\",\"level\":\"bogus\",\"kind\":\"ttl\"}"), "  lab · Fix the build ℹ evil␛[2Jx⏎line\n"},
 		{mk(wire.NotificationClear, `{"key":"credits.depleted"}`), ""},
 	} {
 		buf.Reset()
-		printEvent(out, tc.ev)
+		printEvent(out, tc.ev, "")
 		if buf.String() != tc.want {
 			t.Errorf("printed %q, want %q", buf.String(), tc.want)
 		}

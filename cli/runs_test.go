@@ -133,7 +133,7 @@ func TestRunEndsInWords(t *testing.T) {
 	t.Parallel()
 	for kind, want := range map[string]string{wire.RunCompleted: "● run completed", wire.RunFailed: "● run failed", wire.RunCancelled: "● run cancelled"} {
 		var b strings.Builder
-		printEvent(&printer{w: &b}, wire.Event{Gateway: "api", Session: "run_0129590fab734db4", Kind: kind})
+		printEvent(&printer{w: &b}, wire.Event{Gateway: "api", Session: "run_0129590fab734db4", Kind: kind}, "")
 		if got := b.String(); !strings.Contains(got, "api · run_0129590fab734db4 "+want) {
 			t.Errorf("%s: %q, want %q", kind, got, want)
 		}

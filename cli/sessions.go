@@ -17,7 +17,8 @@ func printSessionNotice(out *printer, n service.SessionNotice) {
 		out.record(jsonRecord{Type: "session", Notice: &n})
 		return
 	}
-	name := approval.VisibleLine(firstNonEmpty(n.Title, firstNonEmpty(n.Key, n.Session)))
+	// Its one name, as the rest of the feed and every surface say it.
+	name := approval.VisibleLine(firstNonEmpty(n.Name, firstNonEmpty(n.Title, firstNonEmpty(n.Key, n.Session))))
 	id := approval.VisibleLine(firstNonEmpty(n.Key, n.Session))
 	switch n.Kind {
 	case service.NoticeFound:

@@ -51,18 +51,28 @@ type printer struct {
 	// what the shutdown itself causes (links closing) is not news.
 	stopped func() bool
 	// name, when set, is a session's one name (the running service's
-	// SessionName); without it a session is named by its id.
+	// SessionName); an attached watch gets it with each event instead
+	// (service.Notify.Name).
 	name func(gw, live, stored string) string
 }
 
-// sessionWhere is "gateway · session" as the feed names a session: its
-// one name, else its id as surfaces show it (approval.SessionID).
-func (p *printer) sessionWhere(gw, live, stored string) string {
-	n := approval.SessionID(stored, live)
-	if p.name != nil {
-		n = p.name(gw, live, stored)
+// sessionName is the one name of ev's session: name when the stream
+// brought it (an attached watch), else this process's service's, else "".
+func (p *printer) sessionName(ev wire.Event, name string) string {
+	if name == "" && p.name != nil && (ev.Session != "" || ev.StoredSession != "") {
+		name = p.name(ev.Gateway, ev.Session, ev.StoredSession)
 	}
-	return approval.VisibleLine(gw) + " · " + approval.VisibleLine(n)
+	return name
+}
+
+// sessionWhere is "gateway · session" as the feed names a session: its
+// one name, else (no name known) its id as surfaces show it
+// (approval.SessionID).
+func sessionWhere(gw, live, stored, name string) string {
+	if name == "" {
+		name = approval.SessionID(stored, live)
+	}
+	return approval.VisibleLine(gw) + " · " + approval.VisibleLine(name)
 }
 
 func (p *printer) quiet() bool { return p.stopped != nil && p.stopped() }
@@ -108,8 +118,10 @@ func (p *printer) record(v any) {
 
 // jsonRecord is one line of `herald watch --json`.
 type jsonRecord struct {
-	Type    string            `json:"type"` // event | approval | status | notice | problem | message
-	Event   *wire.Event       `json:"event,omitempty"`
+	Type  string      `json:"type"` // event | approval | status | notice | problem | message
+	Event *wire.Event `json:"event,omitempty"`
+	// Name is an event's session's one name (service.SessionNames).
+	Name    string            `json:"name,omitempty"`
 	Change  string            `json:"change,omitempty"`
 	ID      string            `json:"id,omitempty"`      // approval short id, for herald approve
 	Request *approval.Request `json:"request,omitempty"` // exactly as the gateway sent it
@@ -664,7 +676,7 @@ func (f *feed) show(n service.Notify) {
 	}
 	switch {
 	case n.Event != nil:
-		printEvent(out, *n.Event)
+		printEvent(out, *n.Event, n.Name)
 	case n.Approval != nil:
 		if f.mirror != nil && f.mirror.apply(*n.Approval) {
 			return // on screen already, from the running Herald's View
@@ -749,15 +761,18 @@ func demoRunning(demo *hermestest.Server, id string) bool {
 	return false
 }
 
-func printEvent(out *printer, ev wire.Event) {
+// printEvent prints one event of a session whose one name is name ("":
+// the printer's, or none known).
+func printEvent(out *printer, ev wire.Event, name string) {
+	name = out.sessionName(ev, name)
 	if out.json {
-		out.record(jsonRecord{Type: "event", Event: &ev})
+		out.record(jsonRecord{Type: "event", Event: &ev, Name: name})
 		return
 	}
-	if printNotice(out, ev) {
+	if printNotice(out, ev, name) {
 		return
 	}
-	where := out.sessionWhere(ev.Gateway, ev.Session, ev.StoredSession)
+	where := sessionWhere(ev.Gateway, ev.Session, ev.StoredSession, name)
 	v := approval.VisibleLine
 	switch d := ev.Data.(type) {
 	case *wire.ToolStartPayload:
