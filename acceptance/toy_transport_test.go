@@ -359,10 +359,10 @@ func TestToyTransportThroughEverySurface(t *testing.T) {
 		if kind.Transport != want || snap.Gateways[0].Transport != want || snap.Approvals[0].Transport.Conversation != "spell" || snap.Approvals[0].Transport.Interrupted != "Spell broken" {
 			t.Fatalf("the window words the toy as: form %+v, gateway %+v, request %+v", kind.Transport, snap.Gateways[0].Transport, snap.Approvals[0].Transport)
 		}
-		if err := w.FollowRun("toybox", " "); err == nil || !strings.Contains(err.Error(), "give the spell's id (the toy's log names it)") {
+		if _, err := w.FollowRun("toybox", " "); err == nil || !strings.Contains(err.Error(), "give the spell's id (the toy's log names it)") {
 			t.Fatalf("following no spell: %v", err)
 		}
-		if err := w.FollowRun("toybox", "spell_7"); err != nil {
+		if _, err := w.FollowRun("toybox", "spell_7"); err != nil {
 			t.Fatal(err)
 		}
 		tt.mu.Lock()

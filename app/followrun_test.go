@@ -15,7 +15,7 @@ import (
 // another program (curl, a script) is invisible until the window's
 // "Follow run ID" follows it; then its approval shows and is answered.
 // A dashboard gateway, a blank id or one that is no id are refused with
-// a line saying what to do.
+// a line saying what to do; a run followed is returned by its one name.
 func TestFollowRunStartedElsewhere(t *testing.T) {
 	a, p, _, _ := emptyDesktop(t)
 	api := apiservertest.NewServer(apiservertest.Options{})
@@ -56,12 +56,18 @@ func TestFollowRunStartedElsewhere(t *testing.T) {
 		{"nope", run.RunID, "no gateway named"},
 		{"lab", run.RunID, "lab lists its sessions by itself: follow them in Sessions"},
 	} {
-		if err := a.FollowRun(tc.gw, tc.id); err == nil || !strings.Contains(err.Error(), tc.say) {
+		if _, err := a.FollowRun(tc.gw, tc.id); err == nil || !strings.Contains(err.Error(), tc.say) {
 			t.Errorf("FollowRun(%q, %q) = %v, want it to say %q", tc.gw, tc.id, err, tc.say)
 		}
 	}
-	if err := a.FollowRun("runs", " "+run.RunID+" "); err != nil {
+	ref, err := a.FollowRun("runs", " "+run.RunID+" ")
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The window says which run it follows by the run's one name, as
+	// every surface names it, and keeps the whole id for the details.
+	if want := a.Service().SessionName("runs", run.RunID, ""); ref.ID != run.RunID || ref.Name != want || ref.Name == "" || strings.Contains(ref.Name, strings.TrimPrefix(run.RunID, "run_")[:8]) {
+		t.Errorf("FollowRun returned %+v, want id %s named %q", ref, run.RunID, want)
 	}
 	p.waitFor(t, "the followed run's approval", func(f *fakePlatform) bool {
 		return len(f.last.Approvals) == 1 && strings.Contains(f.last.Approvals[0].Command, "rm -rf ./dist")

@@ -91,35 +91,41 @@ func (a *App) FollowSession(gatewayName, id string) error {
 // FollowRun follows a run started elsewhere (curl, a script: POST
 // /v1/runs on an API server) by its id, on a gateway whose transport
 // follows conversations by id (source.Offers.FollowByID), so its events
-// and approvals come to Herald.
-func (a *App) FollowRun(gatewayName, runID string) error {
+// and approvals come to Herald. It returns the run followed: its whole id
+// and its one name (SessionNames), which the window says it follows,
+// never the id as typed.
+func (a *App) FollowRun(gatewayName, runID string) (service.RunRef, error) {
 	src, ok := a.svc.Source(gatewayName)
 	if !ok {
-		return fmt.Errorf("no gateway named %q is configured", gatewayName)
+		return service.RunRef{}, fmt.Errorf("no gateway named %q is configured", gatewayName)
 	}
-	w, offers := source.WordsOf(string(src.Kind())), source.OffersOf(string(src.Kind()))
+	kind := string(src.Kind())
+	w, offers := source.WordsOf(kind), source.OffersOf(kind)
 	if !offers.FollowByID {
 		if offers.ListsSessions {
-			return fmt.Errorf("%s lists its %ss by itself: follow them in Sessions", gatewayName, w.Conversation)
+			return service.RunRef{}, fmt.Errorf("%s lists its %ss by itself: follow them in Sessions", gatewayName, w.Conversation)
 		}
-		return fmt.Errorf("%s cannot follow a %s by its id", gatewayName, w.Conversation)
+		return service.RunRef{}, fmt.Errorf("%s cannot follow a %s by its id", gatewayName, w.Conversation)
 	}
 	// Any form Herald showed the id in ("run_…" whole, a prefix, "run
 	// 45e66398", "NAME/run_…") names the same run.
 	_, typed := service.TypedID(gatewayName, runID)
 	switch {
 	case typed == "":
-		return fmt.Errorf("give the %s's id (%s)", w.Conversation, w.IDHint)
+		return service.RunRef{}, fmt.Errorf("give the %s's id (%s)", w.Conversation, w.IDHint)
 	case len(typed) > 256 || strings.ContainsAny(typed, " \t\n/?#"):
-		return fmt.Errorf("that is not a %s id: give it as it was given to you (%s)", w.Conversation, w.IDHint)
+		return service.RunRef{}, fmt.Errorf("that is not a %s id: give it as it was given to you (%s)", w.Conversation, w.IDHint)
 	}
 	id, err := a.svc.ResolveConversation(gatewayName, typed)
 	if err != nil {
-		return visibleErr(err)
+		return service.RunRef{}, visibleErr(err)
 	}
 	ctx, cancel := a.callCtx()
 	defer cancel()
-	return visibleErr(src.Follow(ctx, id))
+	if err := src.Follow(ctx, id); err != nil {
+		return service.RunRef{}, visibleErr(err)
+	}
+	return service.RunRef{Gateway: gatewayName, ID: id, Transport: kind, Name: a.svc.SessionName(gatewayName, id, "")}, nil
 }
 
 // UnfollowSession stops following a session; Herald does not follow it

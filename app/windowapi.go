@@ -237,8 +237,9 @@ func (w *WindowAPI) FollowSession(gatewayName, id string) error {
 }
 
 // FollowRun follows a run started elsewhere by its id, on a gateway
-// whose transport follows by id (an API server).
-func (w *WindowAPI) FollowRun(gatewayName, runID string) error {
+// whose transport follows by id (an API server); it returns the run with
+// its whole id and its one name.
+func (w *WindowAPI) FollowRun(gatewayName, runID string) (service.RunRef, error) {
 	return w.a.FollowRun(gatewayName, runID)
 }
 

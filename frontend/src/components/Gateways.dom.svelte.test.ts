@@ -5,8 +5,12 @@ import { describe, expect, it, vi } from "vitest";
 import { flushSync, mount, tick, unmount } from "svelte";
 
 const why = "its token could not be read from the system keychain: click Edit and enter the token again";
+const followed = { gateway: "g", id: "run_c67e025d9f1b4e0a", transport: "api", name: "Untitled run" };
 vi.mock("../lib/bridge", () => ({
-  api: { reconnect: async (name: string) => Promise.reject(new Error(`${name}: ${why}`)) },
+  api: {
+    reconnect: async (name: string) => Promise.reject(new Error(`${name}: ${why}`)),
+    followRun: async () => followed,
+  },
   message: (e: unknown) => (e instanceof Error ? e.message : String(e)),
 }));
 
@@ -86,6 +90,34 @@ describe("Gateways (DOM)", () => {
     if (state === "config_error") expect(line.querySelector("code")?.textContent).toBe("herald bridge install");
     expect(target.querySelector(".gw > .err:not(.bridge)")).toBeNull(); // the gateway itself shows no error
     unmount(view);
+  });
+
+  it("says a run followed by its one name, not by the id typed", async () => {
+    const props = $state({ snap: snap({ name: "g", url: "", kind: "api", state: "connected", may_have_missed_events: false, transport: apiServer }) });
+    const target = document.createElement("div");
+    document.body.appendChild(target);
+    const view = mount(Gateways, { target, props });
+    flushSync();
+    const input = target.querySelector<HTMLInputElement>(".followrun input")!;
+    input.value = "c67e025d";
+    input.dispatchEvent(new Event("input"));
+    target.querySelector<HTMLButtonElement>(".followrun button")!.click();
+    await tick();
+    await Promise.resolve();
+    flushSync();
+    const ok = () => target.querySelector('[data-testid="follow-run-ok-g"]');
+    expect(ok()?.textContent).toBe("Following “Untitled run”.");
+    expect(ok()?.getAttribute("title")).toBe("Run ID run_c67e025d9f1b4e0a"); // the id, in the details
+    // Its first events give it its start time: the line says its name now.
+    props.snap = {
+      ...props.snap,
+      sessions: [{ gateway: "g", id: followed.id, running: true, updated: "", started: "", name: "Untitled run, started 13:54" }],
+    };
+    flushSync();
+    expect(ok()?.textContent).toBe("Following “Untitled run, started 13:54”.");
+    expect(target.textContent).not.toContain("c67e025d");
+    unmount(view);
+    target.remove();
   });
 
   it("shows no bridge line for a gateway without one", () => {

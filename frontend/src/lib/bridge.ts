@@ -49,7 +49,8 @@ export const api = {
   /** An API server's stored sessions (its card, the quick prompt). */
   storedSessions: (gateway: string) => typed<StoredSessions>(() => App.StoredSessions(gateway)),
   followSession: (gateway: string, id: string) => typed<void>(() => App.FollowSession(gateway, id)),
-  followRun: (gateway: string, id: string) => typed<void>(() => App.FollowRun(gateway, id)),
+  /** The run followed, with its whole id and its one name. */
+  followRun: (gateway: string, id: string) => typed<RunRef>(() => App.FollowRun(gateway, id)),
   unfollowSession: (gateway: string, id: string) => typed<void>(() => App.UnfollowSession(gateway, id)),
   followAll: (gateway: string) => typed<number>(() => App.FollowAll(gateway)),
   takeBack: (gateway: string, id: string) => typed<void>(() => App.TakeBack(gateway, id)),

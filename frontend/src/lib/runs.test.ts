@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { askResultText, askTargets, firstWords, keepTarget, maxPromptBytes, promptProblem, stopResultText } from "./runs";
+import { askResultText, askTargets, firstWords, followingText, keepTarget, maxPromptBytes, promptProblem, stopResultText } from "./runs";
 import { apiServer, dashboard } from "./testdata/transports";
 import type { GatewayView, SessionView, Transport } from "./types";
 
@@ -101,9 +101,25 @@ describe("result texts", () => {
     expect(askResultText({ gateway: "lab", transport: "ws", session: "a1", status: "queued" }, dashboard, "fix tests")).toBe("lab: “fix tests”: queued after the running turn (confirmed by the gateway)");
     expect(firstWords("  run the tests and fix every one that fails, then push ")).toBe("run the tests and fix every one that…");
     expect(firstWords("clean up")).toBe("clean up");
-    expect(stopResultText({ gateway: "lab", id: "a1", transport: "ws", outcome: "interrupted", message: "lab/a1: turn interrupted (confirmed by the gateway)" })).toBe(
+    expect(stopResultText({ gateway: "lab", id: "a1", transport: "ws", outcome: "interrupted", message: "lab/a1: turn interrupted (confirmed by the gateway)" }, "fix tests")).toBe(
       "lab/a1: turn interrupted (confirmed by the gateway)",
     );
-    expect(stopResultText({ gateway: "lab", id: "a1", transport: "ws", outcome: "interrupted", message: "" })).toBe("lab/a1: interrupted");
+    // Without Herald's message the run is named, not given by its id.
+    expect(stopResultText({ gateway: "lab", id: "a1", transport: "ws", outcome: "interrupted", message: "" }, "fix tests")).toBe("lab · fix tests: interrupted");
+  });
+});
+
+describe("following a run by its id", () => {
+  const ref = { gateway: "api", id: "run_c67e025d9f1b4e0a", transport: "api", name: "Untitled run" };
+  it("says the run by its one name, never the id as typed", () => {
+    expect(followingText(ref, [])).toBe("Following “Untitled run”.");
+    expect(followingText(ref, [])).not.toContain("c67e025d");
+  });
+  it("says the name the run has now once the snapshot has it", () => {
+    const sessions = [
+      { gateway: "other", id: ref.id, name: "someone else's" },
+      { gateway: "api", id: ref.id, name: "Untitled run, started 13:54" },
+    ];
+    expect(followingText(ref, sessions)).toBe("Following “Untitled run, started 13:54”.");
   });
 });

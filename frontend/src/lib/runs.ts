@@ -1,6 +1,6 @@
 // Run control and the quick prompt: pure helpers, unit-tested in
 // runs.test.ts. The components (StopButton, QuickPrompt) only wire them up.
-import type { AskResult, GatewayView, SessionView, StopResult, StoredSessions, Transport } from "./types";
+import type { AskResult, GatewayView, RunRef, SessionView, StopResult, StoredSessions, Transport } from "./types";
 import { sessionName, stateText } from "./format";
 
 /** Herald sends at most this many bytes of prompt (service.MaxPromptBytes). */
@@ -106,7 +106,17 @@ export function askResultText(r: AskResult, t: Transport, name: string): string 
   return `${r.gateway}: ${where}: ${what} (confirmed by the gateway)`;
 }
 
-/** What the window says after a stop the gateway confirmed. */
-export function stopResultText(r: StopResult): string {
-  return r.message || `${r.gateway}/${r.id}: ${r.outcome}`;
+/** What the window says after a stop the gateway confirmed, of the run
+ *  whose one name is name (Herald's message names it so already). */
+export function stopResultText(r: StopResult, name: string): string {
+  return r.message || `${r.gateway} · ${name}: ${r.outcome}`;
+}
+
+/** What the window says once Follow run ID followed a run: the run by its
+ *  one name, as every surface names it (never the id as typed), the name
+ *  it has now in the snapshot when it is there (it gets its start time
+ *  with its first events), else the name Herald gave when following. */
+export function followingText(ref: RunRef, sessions: Pick<SessionView, "gateway" | "id" | "name" | "title">[]): string {
+  const s = sessions.find((x) => x.gateway === ref.gateway && x.id === ref.id);
+  return `Following “${s ? sessionName(s) : ref.name || ref.id}”.`;
 }

@@ -24,7 +24,7 @@ export function EditGateway(arg1:string,arg2:app.AddGatewayRequest):Promise<void
 
 export function FollowAll(arg1:string):Promise<number>;
 
-export function FollowRun(arg1:string,arg2:string):Promise<void>;
+export function FollowRun(arg1:string,arg2:string):Promise<service.RunRef>;
 
 export function FollowSession(arg1:string,arg2:string):Promise<void>;
 
