@@ -363,18 +363,25 @@ func printAsk(out *printer, r service.AskResult) error {
 		out.record(map[string]any{"type": "ask", "ask": r})
 		return nil
 	}
-	where := r.Gateway + "/" + r.Session
+	// The session or run by its one name, as every surface says it; its
+	// id (the form surfaces show, approval.SessionID) after it, for
+	// typing.
+	v := approval.VisibleLine
+	id := approval.SessionID(r.StoredSession, r.Session)
+	if !r.NewSession && r.StoredSession != "" && r.StoredSession != r.Session {
+		// A turn of a stored session (an API server's chat stream): the
+		// turn's id, for herald stop, and the session's.
+		id = r.Session + ", in session " + r.StoredSession
+	}
+	where := v(r.Gateway) + " · " + v(id)
+	if r.Name != "" {
+		where = v(r.Gateway) + " · “" + v(r.Name) + "” (" + v(id) + ")"
+	}
 	if r.NewSession {
 		// "new run" on an API server: the transport's word.
-		where += " (new " + source.WordsOf(r.Transport).Conversation
-		if r.StoredSession != "" {
-			where += " " + r.StoredSession
-		}
-		where += ")"
-	} else if r.StoredSession != "" && r.StoredSession != r.Session {
-		where += " (in session " + r.StoredSession + ")"
+		where = v(r.Gateway) + ": new " + source.WordsOf(r.Transport).Conversation + " " + strings.TrimPrefix(where, v(r.Gateway)+" · ")
 	}
-	out.line("%s: %s (confirmed by the gateway)", approval.VisibleLine(where), approval.VisibleLine(r.Status))
+	out.line("%s: %s (confirmed by the gateway)", where, approval.VisibleLine(r.Status))
 	if r.Note != "" {
 		out.line("note: %s", approval.VisibleLine(r.Note))
 	}

@@ -109,16 +109,19 @@ func TestInterruptedCommandSaysSo(t *testing.T) {
 }
 
 // TestPrintAskWordsTheTransport: a new conversation is named as its
-// transport names it (an API server's is a run).
+// transport names it (an API server's is a run), and by its one name, as
+// the window names it, with its id (whole, in the form surfaces show it)
+// after it.
 func TestPrintAskWordsTheTransport(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		r    service.AskResult
 		want string
 	}{
-		{service.AskResult{Gateway: "lab", Transport: "ws", Session: "a1", StoredSession: "2026_x", NewSession: true, Status: "streaming"}, "lab/a1 (new session 2026_x): streaming (confirmed by the gateway)\n"},
-		{service.AskResult{Gateway: "api", Transport: "api", Session: "run_1", NewSession: true, Status: "started"}, "api/run_1 (new run): started (confirmed by the gateway)\n"},
-		{service.AskResult{Gateway: "lab", Transport: "ws", Session: "a1", Status: "queued"}, "lab/a1: queued (confirmed by the gateway)\n"},
+		{service.AskResult{Gateway: "lab", Transport: "ws", Session: "a1", StoredSession: "2026_x", NewSession: true, Status: "streaming", Name: "fix the tests"}, "lab: new session “fix the tests” (2026_x): streaming (confirmed by the gateway)\n"},
+		{service.AskResult{Gateway: "api", Transport: "api", Session: "run_1", NewSession: true, Status: "started", Name: "clean up"}, "api: new run “clean up” (run_1): started (confirmed by the gateway)\n"},
+		{service.AskResult{Gateway: "lab", Transport: "ws", Session: "a1", StoredSession: "2026_x", Status: "queued", Name: "Fix the build"}, "lab · “Fix the build” (2026_x): queued (confirmed by the gateway)\n"},
+		{service.AskResult{Gateway: "lab", Transport: "ws", Session: "a1", Status: "queued"}, "lab · a1: queued (confirmed by the gateway)\n"}, // from a Herald that sends no name
 	} {
 		var b strings.Builder
 		if err := printAsk(&printer{w: &b}, tc.r); err != nil || b.String() != tc.want {

@@ -21,7 +21,7 @@ func TestSessionsAndAskOnAnAPIServer(t *testing.T) {
 		t.Fatalf("sessions: exit %d %q %q", code, out, e)
 	}
 	out, e, code = run(t, "ask", "--api", api.URL, "--api-key", api.Key(), "--session", sid, "approve-me: git reset --hard HEAD")
-	if code != 0 || !strings.Contains(out, "(in session "+sid+")") || !strings.Contains(out, "pending: git reset --hard HEAD") ||
+	if code != 0 || !strings.Contains(out, ", in session "+sid+")") || !strings.Contains(out, "pending: git reset --hard HEAD") ||
 		!strings.Contains(out, "note: This API server cannot ask for your approval in a turn sent to a session") {
 		t.Fatalf("ask: exit %d %q %q", code, out, e)
 	}

@@ -45,7 +45,7 @@ func TestAPISessionsOnRealServer(t *testing.T) {
 
 			// Continued directly: the streamed reply, under the session.
 			out = h.mustRunRaw("ask", "--api", p.Base, "--api-key", p.Secret, "--session", sid, "hello there")
-			if !strings.Contains(out, "(in session "+sid+")") || !strings.Contains(out, "stub answer: hello there") {
+			if !strings.Contains(out, ", in session "+sid+")") || !strings.Contains(out, "stub answer: hello there") {
 				t.Fatalf("ask printed %q", out)
 			}
 			// The dangerous command: refused by Hermes without asking, and

@@ -37,6 +37,9 @@ type AskResult struct {
 	Status string `json:"status"`
 	// Note is a caveat for the user (single-consumer gateways).
 	Note string `json:"note,omitempty"`
+	// Name is the session's or run's one name (SessionNames): a new one
+	// is named by its first prompt.
+	Name string `json:"name,omitempty"`
 }
 
 // Ask submits a prompt to a followed session, a stored session (followed
@@ -68,7 +71,8 @@ func (s *Service) Ask(ctx context.Context, req AskRequest) (AskResult, error) {
 	if _, runs := src.(source.RunStarter); runs || r.NewSession {
 		s.nameRun(gw, r.Session, text) // a new session or run is named by its first prompt
 	}
-	return AskResult{Gateway: gw, Transport: string(src.Kind()), Session: r.Session, StoredSession: r.StoredSession, NewSession: r.NewSession, Status: r.Status, Note: r.Note}, nil
+	return AskResult{Gateway: gw, Transport: string(src.Kind()), Session: r.Session, StoredSession: r.StoredSession, NewSession: r.NewSession, Status: r.Status, Note: r.Note,
+		Name: s.SessionName(gw, r.Session, r.StoredSession)}, nil
 }
 
 // pickGateway returns name if configured, or the only gateway.

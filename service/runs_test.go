@@ -242,6 +242,11 @@ func TestStopRunStopsAnAPIServerRun(t *testing.T) {
 			if err != nil || ask.Transport != TransportAPI || ask.Session == "" {
 				t.Fatalf("Ask = %+v, %v", ask, err)
 			}
+			// A new run is named by its first prompt, as every surface
+			// names it (herald ask says it so).
+			if ask.Name != "slow 5" || ask.Name != h.svc.SessionName(ask.Gateway, ask.Session, "") {
+				t.Errorf("Ask named the run %q", ask.Name)
+			}
 			h.until(t, "the run running", func() bool { return h.running(ask.Session) })
 			res, err := h.svc.StopRun(ctx, "", ask.Session)
 			if err != nil {

@@ -839,6 +839,7 @@ export namespace service {
 	    new_session?: boolean;
 	    status: string;
 	    note?: string;
+	    name?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new AskResult(source);
@@ -853,6 +854,7 @@ export namespace service {
 	        this.new_session = source["new_session"];
 	        this.status = source["status"];
 	        this.note = source["note"];
+	        this.name = source["name"];
 	    }
 	}
 	export class RunRef {
