@@ -366,8 +366,10 @@ func TestDesktopNames(t *testing.T) {
 			click(h, win, fx, fy)
 			e.run(10*time.Second, "xdotool", "type", "--delay", "20", f)
 			e.run(10*time.Second, "xdotool", "key", "Return")
+			// Taken, it says the run by its name ("Following “approve-me:
+			// rm -rf ./dist”."), never by the id typed.
 			read := h.waitWords(win, fmt.Sprintf("41-follow-%d.png", i), func(text string) bool {
-				return strings.Contains(text, "following") || strings.Contains(text, "does not know") || strings.Contains(text, "not a run id")
+				return strings.Contains(wordAfter(text, "following"), "approve") || strings.Contains(text, "does not know") || strings.Contains(text, "not a run id")
 			})
 			if txt := strings.Join(read.text, " "); strings.Contains(txt, "does not know") || strings.Contains(txt, "not a run id") {
 				t.Errorf("Follow run ID refused %q (see 41-follow-%d.png)", f, i)
@@ -401,7 +403,7 @@ func TestDesktopNames(t *testing.T) {
 		if out, err := e.run(60*time.Second, bin, "stop", "--control", sock, "lab/"+s.StoredID); err != nil || !strings.Contains(out, "interrupted") {
 			t.Errorf("herald stop lab/%s: %v\n%s", s.StoredID, err, out)
 		}
-		sum.add("E id forms", fmt.Sprintf("Follow run ID took %q; herald stop took the run id whole, NAME/ID, \"run PREFIX\", a prefix, and a session's stored id", forms))
+		sum.add("E id forms", fmt.Sprintf("Follow run ID took %q, each time saying the run it followed by its name; herald stop took the run id whole, NAME/ID, \"run PREFIX\", a prefix, and a session's stored id", forms))
 	})
 
 	// At 800×600 the sessions, the quick prompt and Follow run ID are
@@ -463,6 +465,18 @@ func click(h *harness, win string, x, y int) {
 	if _, err := h.e.run(10*time.Second, "xdotool", "mousemove", "--window", win, strconv.Itoa(x), strconv.Itoa(y), "click", "1"); err != nil {
 		h.t.Fatal(err)
 	}
+}
+
+// wordAfter is the word OCR read after the first word w of text ("" if
+// none).
+func wordAfter(text, w string) string {
+	fs := strings.Fields(text)
+	for i, f := range fs {
+		if f == w && i+1 < len(fs) {
+			return fs[i+1]
+		}
+	}
+	return ""
 }
 
 // followField is where the Follow run ID field is: left of its button.
