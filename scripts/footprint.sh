@@ -2,10 +2,14 @@
 # Herald's memory with the window open: starts the built Herald
 # (build/bin/herald, which starts build/bin/herald-window) on a private Xvfb
 # display and session bus with empty settings (the first-run page), waits
-# until it has been idle IDLE seconds, and sums the PSS of Herald's process
-# group (herald, the window process, WebKit's web and network processes)
-# from /proc/PID/smaps_rollup. Prints one line per process and a markdown
-# row for BENCHMARKS.md.
+# until it has been idle IDLE seconds, and sums the PSS of herald and every
+# process it started (the window process, WebKit's web and network
+# processes, bwrap and xdg-dbus-proxy when WebKit's sandbox is on) as if
+# nothing else ran on the machine (scripts/pss; run as root for that,
+# otherwise it is the kernel's PSS, which other WebKit processes and X
+# servers lower). Prints one line per process (with how much of it is
+# heaps and stacks rather than programs and libraries), a total with the
+# load average, and a markdown row for BENCHMARKS.md.
 #
 # Usage: scripts/footprint.sh [LABEL]
 # Environment:
@@ -14,8 +18,17 @@
 #   HERALD_WEBKIT_CACHE=viewer    WebKit's cache model in the window
 #                                 (viewer, the default; browser: WebKit's own
 #                                 default, to compare)
-#   any other variable is passed to Herald (and so to WebKit), e.g.
-#   JSC_useJIT=0 to try JavaScriptCore without its JIT.
+#   BY_FILE=WebKitWebProcess      also print the PSS by mapped file of the
+#                                 processes whose command line matches
+#                                 (an extended regular expression; . for all)
+#   SHOT=file.png                 also save a screenshot of the display
+#                                 (ImageMagick's import), to see the page
+#                                 drew
+#   LOG=file                      also keep Herald's (and WebKit's) output
+#   WebKit's, JavaScriptCore's, GTK's, Mesa's and glibc malloc's variables
+#   (WEBKIT_*, JSC_*, GDK_*, LIBGL_*, GALLIUM_*, MALLOC_*, ...) are passed
+#   to Herald (and so to WebKit), e.g. JSC_useJIT=0 to try JavaScriptCore
+#   without its JIT; HERALD_WEBKIT_DEFAULTS=1 gives WebKit its defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 label="${1:-window open}"
@@ -36,6 +49,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+go build -o "$tmp/pss" ./scripts/pss
 mkdir -p "$tmp"/{home,run,config,cache,data,xdg}
 chmod 700 "$tmp/run"
 
@@ -54,45 +68,85 @@ env_vars=(
   "DISPLAY=$display" "DBUS_SESSION_BUS_ADDRESS=$(head -n1 "$tmp/busaddr")" "LANG=C.UTF-8"
   "GSETTINGS_BACKEND=memory" "NO_AT_BRIDGE=1"
 )
-# Pass the caller's HERALD_* and JSC_* / WEBKIT_* knobs through.
+# Pass the caller's HERALD_* and WebKit / JavaScriptCore / GTK / Mesa /
+# allocator knobs through.
 while IFS='=' read -r k v; do
-  case "$k" in HERALD_WEBKIT_*|JSC_*|WEBKIT_*|GDK_*|LIBGL_*) env_vars+=("$k=$v") ;; esac
+  case "$k" in
+    HERALD_WEBKIT_*|JSC_*|WEBKIT_*|GDK_*|GSK_*|LIBGL_*|__EGL_*|EGL_*|GALLIUM_*|MESA_*|MALLOC_*|GLIBC_TUNABLES)
+      env_vars+=("$k=$v") ;;
+  esac
 done < <(env)
+
+# Start Herald's two programs as after a boot, not cached: the kernel maps
+# the pages around each one a program touches when they are in the page
+# cache, so how much of each Go binary counts (11 to 14 MiB) would depend
+# on what of it another run or a build left cached.
+for f in "$bin" "$(dirname "$bin")/herald-window"; do
+  dd if="$f" iflag=nocache count=0 status=none 2>/dev/null || true
+done
 
 setsid env -i "${env_vars[@]}" "$bin" >"$tmp/herald.log" 2>&1 &
 herald=$!
 pids+=("$herald")
 
+# Herald's processes: herald and every descendant (the window process,
+# WebKit's web and network processes, and bwrap / xdg-dbus-proxy when
+# WebKit's sandbox is on), found by parent pid rather than process group.
+descendants() {
+  ps -e -o pid=,ppid= | awk -v root="$1" '
+    { parent[$1] = $2 }
+    END {
+      in_[root] = 1; n = 1
+      while (n) { n = 0; for (p in parent) if (!(p in in_) && (parent[p] in in_)) { in_[p] = 1; n = 1 } }
+      for (p in in_) print p
+    }' | sort -n | tr '\n' ' '
+}
 # The window process and its WebKit helpers are up once the web process is.
 for _ in $(seq 300); do
-  pgrep -g "$herald" -f WebKitWebProcess >/dev/null 2>&1 && break
+  for p in $(descendants "$herald"); do grep -q WebKitWebProcess "/proc/$p/cmdline" 2>/dev/null && break 2; done
   sleep 0.1
 done
-pgrep -g "$herald" -f WebKitWebProcess >/dev/null || { echo "footprint: the window never came up; herald's log:" >&2; tail -20 "$tmp/herald.log" >&2; exit 1; }
+web=""
+for p in $(descendants "$herald"); do grep -q WebKitWebProcess "/proc/$p/cmdline" 2>/dev/null && web=$p; done
+[ -n "$web" ] || { echo "footprint: the window never came up; herald's log:" >&2; tail -20 "$tmp/herald.log" >&2; exit 1; }
 sleep "$idle"
+if [ -n "${SHOT:-}" ]; then
+  import -display "$display" -window root "$SHOT" 2>/dev/null || echo "footprint: no screenshot (is ImageMagick's import installed?)" >&2
+fi
+[ -z "${LOG:-}" ] || cp "$tmp/herald.log" "$LOG"
 
-# PSS splits shared pages among every process that maps them: another
-# WebKit on this machine (another Herald, a test) lowers the figure.
-others=$(( $(pgrep -c -f 'WebKitWebProcess|herald-window|WebKitNetworkProcess' || true) - $(pgrep -g "$herald" -c -f 'WebKitWebProcess|herald-window|WebKitNetworkProcess' || true) ))
-if [ "$others" -gt 0 ]; then
-  echo "footprint: warning: $others other WebKit or Herald window processes run on this machine: they share libraries, so this PSS is lower than alone" >&2
+group="$(descendants "$herald")"
+
+# PSS splits a shared page among every process that maps it, so other
+# WebKit processes on this machine (a test, another Herald, a browser) and
+# other X servers (Xvfb maps Mesa's libLLVM) lower the kernel's figure, by
+# a different amount at each run. scripts/pss counts each of Herald's pages
+# as shared only among Herald's processes, its Xvfb and its session bus:
+# the figure on a machine where nothing else runs (needs root to read page
+# frame numbers; without root it prints the kernel's PSS and we warn).
+by_file=""
+if [ -n "${BY_FILE:-}" ]; then
+  by_file="$(for p in $group; do if grep -q -E -- "$BY_FILE" "/proc/$p/cmdline" 2>/dev/null; then echo "$p"; fi; done | paste -sd,)"
+fi
+out="$("$tmp/pss" -group "$(echo $group | tr ' ' ',')" -with "${pids[0]},${pids[1]}" ${by_file:+-by-file "$by_file"})"
+mode="$(echo "$out" | awk '$1=="total" {print $4}')"
+if [ "$mode" != alone ]; then
+  echo "footprint: warning: not root, so this is the kernel's PSS: other WebKit processes and X servers on this machine share libraries and lower it" >&2
 fi
 
-pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
-rss() { awk '/^Rss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
-total_pss=0
-total_rss=0
+mib() { printf '%.1f' "$(echo "$1/1024" | bc -l)"; }
 parts=()
-for p in $(pgrep -g "$herald" | sort -n); do
-  name="$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | awk '{print $1}' | xargs -r basename)"
-  grep -q -- "--window" "/proc/$p/cmdline" 2>/dev/null && name=herald-window
-  k="$(pss "$p")"
-  r="$(rss "$p")"
-  total_pss=$((total_pss + k))
-  total_rss=$((total_rss + r))
-  printf 'footprint: %-22s pid %-7s PSS %6.1f MiB  RSS %6.1f MiB\n' "$name" "$p" "$(echo "$k/1024" | bc -l)" "$(echo "$r/1024" | bc -l)"
-  parts+=("$name $(printf '%.0f' "$(echo "$k/1024" | bc -l)")")
-done
-printf 'footprint: total PSS %.1f MiB, RSS %.1f MiB after %ss idle (%s)\n' "$(echo "$total_pss/1024" | bc -l)" "$(echo "$total_rss/1024" | bc -l)" "$idle" "$label"
+total_anon=0
+while read -r pid name k r a; do
+  case "$pid" in
+    total) total_pss=$name; total_rss=$k; total_anon=${a:-0} ;;
+    map) printf 'footprint:   %8s MiB  %s\n' "$(mib "$name")" "$k $r $a" ;;
+    *)
+      printf 'footprint: %-22s pid %-7s PSS %6s MiB  RSS %6s MiB  (heaps and stacks %s MiB)\n' "$name" "$pid" "$(mib "$k")" "$(mib "$r")" "$(mib "${a:-0}")"
+      parts+=("$name $(printf '%.0f' "$(echo "$k/1024" | bc -l)")")
+      ;;
+  esac
+done <<<"$out"
+printf 'footprint: total PSS %s MiB, RSS %s MiB after %ss idle (%s; %s PSS, of it heaps and stacks %s MiB; load %s)\n' "$(mib "$total_pss")" "$(mib "$total_rss")" "$idle" "$label" "$mode" "$(mib "$total_anon")" "$(cut -d' ' -f1-3 /proc/loadavg)"
 joined="$(IFS=,; echo "${parts[*]}" | sed 's/,/, /g')"
-printf '| %s | %s | **%.1f MiB** | %.1f MiB |\n' "$label" "$joined" "$(echo "$total_pss/1024" | bc -l)" "$(echo "$total_rss/1024" | bc -l)"
+printf '| %s | %s | **%s MiB** | %s MiB |\n' "$label" "$joined" "$(mib "$total_pss")" "$(mib "$total_rss")"
