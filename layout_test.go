@@ -18,7 +18,7 @@ import (
 // readingOrder is the root package's files in the order they read (see
 // the package comment in main.go).
 var readingOrder = []string{
-	"main.go", "desktop.go", "assemble.go", "crash.go", "webkit_linux.go", "webkit_other.go",
+	"main.go", "desktop.go", "assemble.go", "crash.go", "webkit_linux.go", "webkit_other.go", "webkit_env.go",
 	"tags_desktop.go", "tags_nodesktop.go", "tags_bindings.go", "tags_nobindings.go",
 }
 
