@@ -368,9 +368,9 @@ func printAsk(out *printer, r service.AskResult) error {
 	// typing.
 	v := approval.VisibleLine
 	id := approval.SessionID(r.StoredSession, r.Session)
-	if !r.NewSession && r.StoredSession != "" && r.StoredSession != r.Session {
-		// A turn of a stored session (an API server's chat stream): the
-		// turn's id, for herald stop, and the session's.
+	if !r.NewSession && r.StoredSession != "" && r.StoredSession != r.Session && source.WordsOf(r.Transport).Conversation == "run" {
+		// A turn (a run) of a stored session (an API server's chat
+		// stream): the turn's id, for herald stop, and the session's.
 		id = r.Session + ", in session " + r.StoredSession
 	}
 	where := v(r.Gateway) + " · " + v(id)
