@@ -45,6 +45,12 @@ type frun struct {
 	// /v1/runs runs), messageID its assistant message.
 	turn      *fsession
 	messageID string
+	// stored is the stored session a /v1/runs run names in session_id
+	// (nil when none is stored under it): the run's prompt and reply are
+	// added to it, as the agent's SessionDB writes do on the real server.
+	stored *fsession
+	// history counts the conversation_history entries the start sent.
+	history int
 }
 
 type fapproval struct {
@@ -180,6 +186,11 @@ func (s *Server) serveStart(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusBadRequest, "No user message found in input", "")
 		return
 	}
+	history, msg := checkHistory(body["conversation_history"])
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg, "")
+		return
+	}
 	key := strings.TrimSpace(req.Header.Get("Idempotency-Key"))
 	fp, _ := json.Marshal(body) // map keys sort: a canonical fingerprint
 
@@ -248,7 +259,11 @@ func (s *Server) serveStart(w http.ResponseWriter, req *http.Request) {
 		id: id, input: input, session: session, model: model,
 		created: now, updated: now, status: "queued",
 		notify: make(chan struct{}), stopCh: make(chan struct{}),
-		approvalActive: true,
+		approvalActive: true, history: history,
+	}
+	if fs := s.sessions[session]; fs != nil {
+		r.stored = fs
+		s.addMessageLocked(fs, "user", input)
 	}
 	s.runs[id] = r
 	s.order = append(s.order, id)
@@ -777,6 +792,9 @@ func (s *Server) finish(r *frun, out outcome) {
 	if r.turn != nil {
 		s.finishTurnLocked(r, out)
 	}
+	if r.stored != nil {
+		s.storeReplyLocked(r.stored, out)
+	}
 	for _, a := range r.pending {
 		select {
 		case a.answer <- "":
@@ -864,4 +882,29 @@ func (s *Server) awaitEvent(w io.Writer, req *http.Request, ch <-chan struct{}, 
 		return false
 	}
 	return true
+}
+
+// checkHistory checks a start's conversation_history as _handle_runs
+// does (0.18.2 and 0.19.0): absent or empty is none; otherwise an array
+// whose every entry is an object with role and content, else 400 with
+// the real messages. It returns the entry count, or the error message.
+func checkHistory(raw any) (int, string) {
+	if raw == nil {
+		return 0, ""
+	}
+	if l, ok := raw.([]any); ok {
+		for i, e := range l {
+			m, ok := e.(map[string]any)
+			_, role := m["role"]
+			_, content := m["content"]
+			if !ok || !role || !content {
+				return 0, fmt.Sprintf("conversation_history[%d] must have 'role' and 'content' fields", i)
+			}
+		}
+		return len(l), ""
+	}
+	if b, ok := raw.(string); ok && b == "" {
+		return 0, ""
+	}
+	return 0, "'conversation_history' must be an array of message objects"
 }

@@ -341,6 +341,10 @@ type RunInfo struct {
 	// streams; Gone is set once a SingleConsumer stream was forgotten.
 	Events, Subscribers int
 	Gone                bool // SingleConsumer: the stream was forgotten
+	// Session is the session_id a /v1/runs start named (the run id when
+	// none); History counts the conversation_history entries it sent.
+	Session string
+	History int
 }
 
 // Run describes one run.
@@ -354,7 +358,7 @@ func (s *Server) Run(id string) (RunInfo, bool) {
 	if r == nil {
 		return RunInfo{}, false
 	}
-	ri := RunInfo{ID: r.id, Input: r.input, Status: r.status, Events: r.emitted, Subscribers: r.subscribers, Gone: r.gone}
+	ri := RunInfo{ID: r.id, Input: r.input, Status: r.status, Events: r.emitted, Subscribers: r.subscribers, Gone: r.gone, Session: r.session, History: r.history}
 	for _, a := range r.pending {
 		ri.Pending = append(ri.Pending, a.command)
 	}

@@ -459,6 +459,11 @@ func (s *Server) finishTurnLocked(r *frun, out outcome) {
 	if fs.active == r.id {
 		fs.active = ""
 	}
+	s.storeReplyLocked(fs, out)
+}
+
+// storeReplyLocked adds a finished turn's reply to its session.
+func (s *Server) storeReplyLocked(fs *fsession, out outcome) {
 	switch out.status {
 	case "completed":
 		s.addMessageLocked(fs, "assistant", out.output)
