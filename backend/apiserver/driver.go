@@ -146,7 +146,9 @@ func (a *Source) RespondServerRequest(context.Context, string, string) error {
 }
 
 // Ask sends text: to the stored session named, as a turn on its chat
-// stream (sessionturn.go), or ("") as a new run; either is followed.
+// stream (sessionturn.go) or, where that stream cannot ask approvals or
+// stop, as a run continuing it (runturn.go); or ("") as a new run. Each
+// is followed.
 func (a *Source) Ask(ctx context.Context, session, text string) (source.Asked, error) {
 	if session != "" {
 		t, err := a.c.ChatSession(ctx, session, text)
@@ -180,11 +182,12 @@ func (a *Source) StoredSessions(ctx context.Context, limit int) (source.StoredSe
 	return out, nil
 }
 
-// TurnNote says what a turn sent to a stored session cannot do here, once
-// learned on this connection.
+// TurnNote says how turns sent to a stored session go here, once learned
+// on this connection: as runs where the chat stream cannot ask approvals
+// or stop.
 func (a *Source) TurnNote() string {
 	if a.c.TurnControl() == TurnUncontrolled {
-		return UncontrolledNote
+		return RunTurnsNote
 	}
 	return ""
 }

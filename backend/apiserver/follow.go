@@ -48,6 +48,9 @@ type runState struct {
 	// sessionTurn: a turn Herald sent to a stored session, followed on
 	// its chat stream (sessionturn.go), never by /events.
 	sessionTurn bool
+	// storedTurn: a turn Herald sent to a stored session, on its chat
+	// stream or as a run (runturn.go).
+	storedTurn bool
 
 	// pending counts approval requests delivered and not confirmed.
 	pending int
@@ -103,6 +106,27 @@ func (c *Client) setStored(rs *runState, id string) {
 	c.mu.Lock()
 	if rs.stored == "" && id != rs.id {
 		rs.stored = id
+	}
+	c.mu.Unlock()
+}
+
+// storedRun registers run runID, started with session_id sessionID,
+// before it is followed: its events carry the session as their stored
+// session (so the run bears the session's one name), and turn marks it a
+// turn Herald sent to that session.
+func (c *Client) storedRun(runID, sessionID string, turn bool) {
+	c.mu.Lock()
+	rs := c.runs[runID]
+	if rs == nil {
+		rs = &runState{id: runID, info: RunInfo{ID: runID, Mode: ModeStarting}, seenApprovals: map[string]bool{}}
+		c.runs[runID] = rs
+	}
+	if sessionID != runID {
+		rs.stored = sessionID
+	}
+	if turn {
+		rs.storedTurn = true
+		rs.info.Session = sessionID
 	}
 	c.mu.Unlock()
 }

@@ -98,6 +98,12 @@ func NewIdempotencyKey() string {
 // so a retried start never starts two runs on a server that honours the
 // key (see ServerInfo.Idempotency).
 func (c *Client) StartRun(ctx context.Context, req RunRequest) (StartedRun, error) {
+	return c.startRun(ctx, req, false)
+}
+
+// startRun is StartRun; turn marks the run a turn Herald sent to the
+// stored session req.SessionID (runturn.go).
+func (c *Client) startRun(ctx context.Context, req RunRequest, turn bool) (StartedRun, error) {
 	if strings.TrimSpace(req.Input) == "" {
 		return StartedRun{}, &ConfigError{Msg: "a run needs input: type what the agent should do"}
 	}
@@ -119,6 +125,9 @@ func (c *Client) StartRun(ctx context.Context, req RunRequest) (StartedRun, erro
 	}
 	r.IdempotencyKey = key
 	c.log.Info("run started", "run", r.ID, "replayed", r.Replayed)
+	if req.SessionID != "" {
+		c.storedRun(r.ID, req.SessionID, turn)
+	}
 	if !req.NoFollow {
 		c.Follow(r.ID)
 	}

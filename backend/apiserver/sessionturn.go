@@ -69,8 +69,8 @@ const (
 	TurnUncontrolled TurnControl = "uncontrolled"
 )
 
-// UncontrolledNote says, for people, what a turn sent to a session means
-// on a server whose such turns /v1/runs does not know.
+// UncontrolledNote says, for people, what a turn sent on a session's chat
+// stream means on a server whose such turns /v1/runs does not know.
 const UncontrolledNote = "This API server cannot ask for your approval in a turn sent to a session, nor stop one: Hermes refuses a dangerous command in such a turn without asking, and the turn runs to its end. Start a new run instead when a command needs your approval."
 
 // uncontrolledStop is why a turn on such a server cannot be stopped.
@@ -86,14 +86,26 @@ const turnFirstEventTimeout = callTimeout
 type SessionTurn struct {
 	// RunID is the turn's run id (run_…), SessionID the session's.
 	RunID, SessionID string
-	// Control is what the server can do with the turn, as far as known.
+	// Control is what the server can do with a turn on the session's
+	// chat stream, as far as known on this connection.
 	Control TurnControl
+	// Via is how the turn was sent: ViaChatStream, or ViaRun (runturn.go)
+	// where the chat stream cannot ask approvals or stop.
+	Via string
+	// HistorySent and HistoryStored count, for a turn sent as a run, the
+	// messages sent as its history and those the session stores.
+	HistorySent, HistoryStored int
 }
 
 // Note is what a surface says about the turn for people ("" when
 // nothing).
 func (t SessionTurn) Note() string {
-	if t.Control == TurnUncontrolled {
+	switch {
+	case t.Via == ViaRun && t.HistorySent < t.HistoryStored:
+		return fmt.Sprintf("Sent as a run with the session's last %d of %d stored messages as context (Herald sends at most %d messages, %d KiB of text); all of them stay stored in the session.", t.HistorySent, t.HistoryStored, MaxTurnHistoryMessages, MaxTurnHistoryBytes>>10)
+	case t.Via == ViaRun:
+		return ""
+	case t.Control == TurnUncontrolled:
 		return UncontrolledNote
 	}
 	return ""
@@ -145,6 +157,14 @@ func (c *Client) ChatSession(ctx context.Context, sessionID, text string) (Sessi
 	case strings.TrimSpace(text) == "":
 		return SessionTurn{}, &ConfigError{Msg: "the prompt is empty: type what the agent should do"}
 	}
+	if c.TurnControl() == TurnUncontrolled {
+		// The chat stream cannot ask approvals or stop here: a run can.
+		if _, ok := c.runContext(ctx); !ok {
+			return SessionTurn{}, ErrNotRunning
+		}
+		c.wg.Done()
+		return c.continueByRun(ctx, sessionID, text)
+	}
 	runCtx, ok := c.runContext(ctx)
 	if !ok {
 		return SessionTurn{}, ErrNotRunning
@@ -167,7 +187,7 @@ func (c *Client) ChatSession(ctx context.Context, sessionID, text string) (Sessi
 		if st.err != nil {
 			return SessionTurn{}, st.err
 		}
-		turn := SessionTurn{RunID: st.rs.id, SessionID: sessionID, Control: c.learnTurnControl(ctx, st.rs)}
+		turn := SessionTurn{RunID: st.rs.id, SessionID: sessionID, Control: c.learnTurnControl(ctx, st.rs), Via: ViaChatStream}
 		c.log.Info("turn sent to a session", "session", sessionID, "run", turn.RunID, "control", turn.Control)
 		return turn, nil
 	case <-ctx.Done():
@@ -269,7 +289,7 @@ func (c *Client) sessionRun(runID, sessionID string) *runState {
 		rs = &runState{id: runID, info: RunInfo{ID: runID, Session: sessionID, Mode: ModeSessionStream}, seenApprovals: map[string]bool{}}
 		c.runs[runID] = rs
 	}
-	rs.following, rs.sessionTurn, rs.streams = true, true, 1
+	rs.following, rs.sessionTurn, rs.storedTurn, rs.streams = true, true, true, 1
 	if sessionID != runID {
 		rs.stored = sessionID
 	}
@@ -381,7 +401,7 @@ func (c *Client) runningTurns() map[string]string {
 	defer c.mu.Unlock()
 	m := map[string]string{}
 	for _, rs := range c.runs {
-		if rs.sessionTurn && !rs.terminal && rs.info.Mode != ModeDone {
+		if rs.storedTurn && !rs.terminal && rs.info.Mode != ModeDone {
 			m[rs.info.Session] = rs.id
 		}
 	}
