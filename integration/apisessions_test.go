@@ -19,9 +19,15 @@ import (
 // its chat stream (`herald ask` directly, and through the running Herald
 // as the window's quick prompt does), shows the streamed reply, says
 // plainly that the stream's dangerous command was refused without asking,
-// and a stop of a running turn says it cannot be done on these servers
-// (they keep no handle on such a turn: checked, closing the stream does
-// not stop it either), while the turn runs on to its end.
+// and a stop of a turn on that stream says it cannot be done (these
+// servers keep no handle on such a turn: checked, closing the stream does
+// not stop it either), while the turn runs on to its end. Having learned
+// that, the running Herald sends the next turns to the session as runs
+// (POST /v1/runs with session_id and the session's messages): the
+// dangerous command of such a turn reaches Herald as an approval under
+// the session's name and is denied, `herald stop` stops a running one on
+// the server (run.cancelled), and each turn's prompt and reply are stored
+// in the session.
 func TestAPISessionsOnRealServer(t *testing.T) {
 	t.Parallel()
 	for _, v := range hermespeer.Versions {
@@ -90,8 +96,62 @@ func TestAPISessionsOnRealServer(t *testing.T) {
 			if !strings.Contains(fmtRec(end), "slow done after 6 steps") {
 				t.Fatalf("the turn ended %s", fmtRec(end))
 			}
+
+			// The stream cannot ask or stop here: the next turns go as
+			// runs continuing the session.
+			mark := w.Mark()
+			run = h.ask("--gateway", "api", "--session", sid, "approve-me: git reset --hard HEAD")
+			r := w.Approval(mark, "arrived", func(m map[string]any) bool { return str(m, "request", "session") == run })
+			if cmd, stored, name := str(r, "request", "command"), str(r, "request", "stored_session"), str(r, "request", "session_title"); cmd != "git reset --hard HEAD" || stored != sid || name != title {
+				t.Fatalf("approval shows %q in %q named %q", cmd, stored, name)
+			}
+			if out := h.mustRun("approve", str(r, "id"), "deny"); !strings.Contains(out, "confirmed") {
+				t.Fatalf("deny printed %q", out)
+			}
+			end = w.Wait(mark, "the denied turn's end", func(m map[string]any) bool {
+				return m["type"] == "event" && str(m, "event", "session") == run && str(m, "event", "kind") == "run.completed"
+			})
+			if !strings.Contains(fmtRec(end), "blocked: git reset --hard HEAD") {
+				t.Fatalf("the denied turn ended %s", fmtRec(end))
+			}
+
+			mark = w.Mark()
+			run = h.ask("--gateway", "api", "--session", sid, "slow 6")
+			w.Wait(mark, "the run turn's reply streaming", func(m map[string]any) bool {
+				return m["type"] == "event" && str(m, "event", "session") == run && strings.Contains(fmtRec(m), "tick 1/6")
+			})
+			if out, e, code := h.run("stop", "--gateway", "api", run); code != 0 || !strings.Contains(out, "run stopped (confirmed by the API server)") {
+				t.Fatalf("stop of a run turn: exit %d %q %q", code, out, e)
+			}
+			end = w.Wait(mark, "the stopped turn's end", func(m map[string]any) bool {
+				return m["type"] == "event" && str(m, "event", "session") == run && wireRunEnd(str(m, "event", "kind"))
+			})
+			if k := str(end, "event", "kind"); k != "run.cancelled" || strings.Contains(fmtRec(end), "slow done") {
+				t.Fatalf("the stopped turn ended %s", fmtRec(end))
+			}
+			if code, st := a.do(t, "GET", "/v1/runs/"+run, p.Secret, nil); code != 200 || st["status"] != "cancelled" || st["session_id"] != sid {
+				t.Fatalf("the server says %d %v", code, st)
+			}
+
+			// Both run turns are stored in the session: 4 messages from the
+			// direct asks, 2 from the stream turn, 2 from each run turn.
+			code, msgs := a.do(t, "GET", "/api/sessions/"+sid+"/messages", p.Secret, nil)
+			var got []string
+			for _, x := range msgs["data"].([]any) {
+				m := x.(map[string]any)
+				c, _ := m["content"].(string)
+				got = append(got, fmt.Sprint(m["role"])+": "+strings.SplitN(c, "\n", 2)[0])
+			}
+			if code != 200 || len(got) != 10 || got[6] != "user: approve-me: git reset --hard HEAD" || got[7] != "assistant: blocked: git reset --hard HEAD" || got[8] != "user: slow 6" {
+				t.Fatalf("the session holds %d %q", code, got)
+			}
 		})
 	}
+}
+
+// wireRunEnd reports whether kind ends a run.
+func wireRunEnd(kind string) bool {
+	return kind == "run.completed" || kind == "run.failed" || kind == "run.cancelled"
 }
 
 // mustRunRaw runs herald with exactly args (no --control), failing the
