@@ -112,9 +112,21 @@ func (c *Client) startRun(ctx context.Context, req RunRequest, turn bool) (Start
 		key = NewIdempotencyKey()
 	}
 	hdr := http.Header{"Idempotency-Key": {key}}
+	policy := retryAmbiguous
+	if turn && !c.keysHonoured() {
+		// A retried start that the server does not recognise would be a
+		// second turn in the session: it is sent once, but for a failure
+		// to connect, and without the key, which would let net/http
+		// replay it on a broken reused connection.
+		policy, hdr = retryUnsent, nil
+	}
 	var r StartedRun
-	h, err := c.call(ctx, http.MethodPost, "/v1/runs", req.body(), &r, hdr, retryAmbiguous)
+	var w source.Writes // whether the start went out (source.TraceWrites)
+	h, err := c.call(source.TraceWrites(ctx, &w), http.MethodPost, "/v1/runs", req.body(), &r, hdr, policy)
 	if err != nil {
+		if turn && w.Wrote() && !understood(err) {
+			return StartedRun{}, &unsureStart{err}
+		}
 		return StartedRun{}, fmt.Errorf("starting the run failed: %w", err)
 	}
 	if r.ID == "" {
@@ -123,7 +135,9 @@ func (c *Client) startRun(ctx context.Context, req RunRequest, turn bool) (Start
 	if h.Get("Idempotency-Replayed") == "true" {
 		r.Replayed = true
 	}
-	r.IdempotencyKey = key
+	if hdr != nil {
+		r.IdempotencyKey = key
+	}
 	c.log.Info("run started", "run", r.ID, "replayed", r.Replayed)
 	if req.SessionID != "" {
 		c.storedRun(r.ID, req.SessionID, turn)
@@ -132,6 +146,20 @@ func (c *Client) startRun(ctx context.Context, req RunRequest, turn bool) (Start
 		c.Follow(r.ID)
 	}
 	return r, nil
+}
+
+// unsureStart is a start that may have reached the server before the
+// link failed.
+type unsureStart struct{ error }
+
+func (e *unsureStart) Unwrap() error { return e.error }
+
+// keysHonoured reports whether the last probe said the server honours
+// Idempotency-Key on starts.
+func (c *Client) keysHonoured() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.feat.Idempotency != nil && c.feat.Idempotency.Supported
 }
 
 // RunStatus is GET /v1/runs/{id}.

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -65,7 +66,14 @@ func (c *Client) continueByRun(ctx context.Context, sessionID, text string) (Ses
 		return SessionTurn{}, fmt.Errorf("the prompt was not sent to session %s: %w", sessionID, err)
 	}
 	r, err := c.startRun(ctx, RunRequest{Input: text, SessionID: sessionID, ConversationHistory: hist}, true)
-	if err != nil {
+	var ae *APIError
+	var unsure *unsureStart
+	switch {
+	case errors.As(err, &unsure):
+		return SessionTurn{}, fmt.Errorf("the prompt may have reached session %s before the link failed; whether a turn runs is unknown: look at the session before sending it again (%w)", sessionID, err)
+	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
+		return SessionTurn{}, sessionErr(sessionID, err)
+	case err != nil:
 		return SessionTurn{}, fmt.Errorf("the prompt was not sent to session %s: %w", sessionID, err)
 	}
 	turn := SessionTurn{RunID: r.ID, SessionID: sessionID, Control: TurnUncontrolled, Via: ViaRun, HistorySent: len(hist), HistoryStored: total}

@@ -175,3 +175,24 @@ func TestDecodeHistory(t *testing.T) {
 		})
 	}
 }
+
+// A turn sent as a run is sent once: a start whose answer is lost is an
+// unknown outcome in words, never retried into a second turn (the server
+// does not say it honours Idempotency-Key); an unknown session is named.
+func TestSessionTurnAsRunSentOnce(t *testing.T) {
+	t.Parallel()
+	h := sessionHarness(t, apiservertest.SessionStreamLegacy, func(o *apiservertest.Options) { o.StepDelay = 0 })
+	sid := h.srv.AddSession("", "Once", "q", "a")
+	apiserver.SetTurnControl(h.client, apiserver.TurnUncontrolled)
+	if _, err := h.client.ChatSession(ctxT(t), "gone", "hello"); err == nil || !strings.Contains(err.Error(), `no session "gone"`) {
+		t.Errorf("unknown session: %v", err)
+	}
+	h.srv.SetFaults(apiservertest.Faults{DropStartResponse: 1})
+	_, err := h.client.ChatSession(ctxT(t), sid, "hello")
+	if err == nil || !strings.Contains(err.Error(), "may have reached session "+sid+" before the link failed; whether a turn runs is unknown") {
+		t.Fatalf("lost answer: %v", err)
+	}
+	if runs := h.srv.RunIDs(); len(runs) != 1 {
+		t.Errorf("the server started %d runs", len(runs))
+	}
+}

@@ -157,17 +157,15 @@ func (c *Client) ChatSession(ctx context.Context, sessionID, text string) (Sessi
 	case strings.TrimSpace(text) == "":
 		return SessionTurn{}, &ConfigError{Msg: "the prompt is empty: type what the agent should do"}
 	}
-	if c.TurnControl() == TurnUncontrolled {
-		// The chat stream cannot ask approvals or stop here: a run can.
-		if _, ok := c.runContext(ctx); !ok {
-			return SessionTurn{}, ErrNotRunning
-		}
-		c.wg.Done()
-		return c.continueByRun(ctx, sessionID, text)
-	}
 	runCtx, ok := c.runContext(ctx)
 	if !ok {
 		return SessionTurn{}, ErrNotRunning
+	}
+	if c.TurnControl() == TurnUncontrolled {
+		// The chat stream cannot ask approvals or stop here: a run can
+		// (runturn.go). Its events come while Run is active, as a run's.
+		c.wg.Done()
+		return c.continueByRun(ctx, sessionID, text)
 	}
 	body, _ := json.Marshal(map[string]any{"message": text})
 	// Newer servers recognise a retried start by its key
