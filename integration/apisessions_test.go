@@ -254,3 +254,44 @@ func (a apiTarget) chat(t *testing.T, session, message string) []chatFrame {
 	}
 	return out
 }
+
+// The session-run scenario of TestConformanceAPIServer: a stored session
+// continued as a run (POST /v1/runs with session_id and the session's
+// messages as conversation_history), on the fake and the real servers:
+// the run's events, what its status says of the session, the session's
+// messages afterwards (the turn stored in it), and the answers to a
+// malformed history.
+func init() {
+	apiScenarios = append(apiScenarios, struct {
+		name string
+		run  func(t *testing.T, a apiTarget) []string
+	}{"session-run", func(t *testing.T, a apiTarget) []string {
+		_, created := a.do(t, "POST", "/api/sessions", a.key, map[string]any{"title": "session run " + t.Name()})
+		sid, _ := created["session"].(map[string]any)["id"].(string)
+		a.chat(t, sid, "hello one")
+		_, msgs := a.do(t, "GET", "/api/sessions/"+sid+"/messages", a.key, nil)
+		var hist []map[string]any
+		for _, x := range msgs["data"].([]any) {
+			m := x.(map[string]any)
+			hist = append(hist, map[string]any{"role": m["role"], "content": m["content"]})
+		}
+		code, m := a.do(t, "POST", "/v1/runs", a.key, map[string]any{"input": "hello two", "session_id": sid, "conversation_history": hist})
+		tr := []string{fmt.Sprintf("start %d keys %v history %d", code, sortedKeys(m), len(hist))}
+		id, _ := m["run_id"].(string)
+		s := a.events(t, id)
+		end := s.wait(t, "run.completed")
+		tr = append(tr, s.transcript()...)
+		tr = append(tr, fmt.Sprintf("output %v", end["output"]))
+		code, st := a.do(t, "GET", "/v1/runs/"+id, a.key, nil)
+		tr = append(tr, fmt.Sprintf("status %d %v session is the stored one %v", code, st["status"], st["session_id"] == sid))
+		_, msgs = a.do(t, "GET", "/api/sessions/"+sid+"/messages", a.key, nil)
+		for _, x := range msgs["data"].([]any) {
+			m := x.(map[string]any)
+			tr = append(tr, fmt.Sprintf("stored %v: %v", m["role"], m["content"]))
+		}
+		code, m = a.do(t, "POST", "/v1/runs", a.key, map[string]any{"input": "x", "session_id": sid, "conversation_history": []any{map[string]any{"role": "user"}}})
+		tr = append(tr, apiReply("history entry without content", code, m))
+		code, m = a.do(t, "POST", "/v1/runs", a.key, map[string]any{"input": "x", "session_id": sid, "conversation_history": "not a list"})
+		return append(tr, apiReply("history not a list", code, m))
+	}})
+}
