@@ -41,8 +41,11 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte, hdr
 		return nil, &ConfigError{Msg: fmt.Sprintf("cannot build a request for %s: %v", path, err)}
 	}
 	if body != nil {
-		b := body
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+		// No GetBody: net/http would replay a request with a body and an
+		// Idempotency-Key by itself when a reused connection breaks, even
+		// to a server that ignores the key (a second run or answer).
+		// Retries are call's alone, by its policy.
+		req.GetBody = nil
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, vs := range c.cfg.Header {

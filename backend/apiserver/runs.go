@@ -113,19 +113,25 @@ func (c *Client) startRun(ctx context.Context, req RunRequest, turn bool) (Start
 	}
 	hdr := http.Header{"Idempotency-Key": {key}}
 	policy := retryAmbiguous
-	if turn && !c.keysHonoured() {
+	if !c.keysHonoured() {
 		// A retried start that the server does not recognise would be a
-		// second turn in the session: it is sent once, but for a failure
-		// to connect, and without the key, which would let net/http
-		// replay it on a broken reused connection.
-		policy, hdr = retryUnsent, nil
+		// second run (a second turn in a session): it is sent once, but
+		// for a failure to connect; whether one that may have reached the
+		// server started is unknown, and said so.
+		policy = retryUnsent
+		if turn {
+			hdr = nil
+		}
 	}
 	var r StartedRun
 	var w source.Writes // whether the start went out (source.TraceWrites)
 	h, err := c.call(source.TraceWrites(ctx, &w), http.MethodPost, "/v1/runs", req.body(), &r, hdr, policy)
 	if err != nil {
-		if turn && w.Wrote() && !understood(err) {
-			return StartedRun{}, &unsureStart{err}
+		if policy != retryAmbiguous && w.Wrote() && !understood(err) {
+			if turn {
+				return StartedRun{}, &unsureStart{err}
+			}
+			return StartedRun{}, &unsureStart{fmt.Errorf("the run may have started before the link failed, and this API server does not say whether (it ignores Idempotency-Key): look at its runs before starting it again (%w)", err)}
 		}
 		return StartedRun{}, fmt.Errorf("starting the run failed: %w", err)
 	}

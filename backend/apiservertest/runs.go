@@ -207,7 +207,10 @@ func (s *Server) serveStart(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusBadRequest, "Idempotency-Key must be 1-255 visible ASCII characters", "invalid_idempotency_key")
 		return
 	}
-	if e, ok := s.idem[key]; ok && key != "" {
+	// Only the dialect that advertises idempotency honours the key on
+	// /v1/runs: the real 0.18.2 and 0.19.0 _handle_runs never read it
+	// (they cache only chat completions and responses by key).
+	if e, ok := s.idem[key]; ok && key != "" && s.opts.Dialect == LastEventID {
 		if e.fingerprint != string(fp) {
 			s.mu.Unlock()
 			writeError(w, http.StatusConflict, "Idempotency-Key was already used with a different request payload", "idempotency_key_conflict")
