@@ -2,8 +2,11 @@
 // swallowtail banner and two sound waves, on a rounded tile. One geometry serves every use: the application
 // icon (build/appicon.png, build/icon.svg, build/windows/icon.ico and the
 // hicolor PNGs, written by brand/gen), the window icon, and the tray icon in
-// each state, where only the tile's colour and a badge change. It is plain
-// Go (image/*), so the icons are reproducible without any drawing tool.
+// each state. A tray state changes the tile's colour and, so that it reads
+// without colour too, its shape: a mark of its own at the lower right (a
+// play triangle, a diamond, a square with a cross), a dot at the top right,
+// or the tile drawn hollow (TrayStates; docs/tray/*.png). It is plain Go
+// (image/*), so the icons are reproducible without any drawing tool.
 package brand
 
 import (
@@ -24,7 +27,29 @@ type Style struct {
 	Margin float64
 	// Badge adds a red dot at the top right (approvals pending).
 	Badge bool
+	// Mark is a shape at the lower right (tray states), in MarkColor,
+	// ringed in white.
+	Mark      Mark
+	MarkColor color.RGBA
+	// Hollow draws the tile as an outline in Top's colour, the glyph in
+	// the same colour, and nothing inside (nothing connected).
+	Hollow bool
 }
+
+// Mark is a tray state's shape at the tile's lower right.
+type Mark int
+
+// Marks.
+const (
+	MarkNone Mark = iota
+	// MarkPlay: a disc with a white play triangle (a run in progress).
+	MarkPlay
+	// MarkDiamond: a diamond with a white dot (Herald cannot see
+	// something).
+	MarkDiamond
+	// MarkCross: a square with a white cross (a gateway is down).
+	MarkCross
+)
 
 // Colours of the design.
 var (
@@ -44,6 +69,51 @@ var (
 	TrayDegraded = Style{Top: color.RGBA{0x3c, 0xb8, 0x6e, 0xff}, Bottom: color.RGBA{0x76, 0x7b, 0x84, 0xff}, Margin: 0.03}
 	TrayPending  = Style{Top: color.RGBA{0xf5, 0xa3, 0x1a, 0xff}, Bottom: color.RGBA{0xe0, 0x8a, 0x00, 0xff}, Margin: 0.03, Badge: true}
 )
+
+func init() {
+	// Each tray state differs in shape, not only in colour
+	// (TestTrayStatesDifferInShape): the disconnected tile is hollow, a
+	// gateway down adds a crossed square.
+	TrayDisconnected.Hollow = true
+	TrayDegraded.Mark, TrayDegraded.MarkColor = MarkCross, color.RGBA{0x5f, 0x63, 0x6b, 0xff}
+}
+
+// More tray states, each with its own mark.
+var (
+	// TrayRunning: a run or turn in progress (blue, a play triangle).
+	TrayRunning = Style{Top: color.RGBA{0x4a, 0x8c, 0xf0, 0xff}, Bottom: color.RGBA{0x23, 0x5f, 0xd0, 0xff}, Margin: 0.03,
+		Mark: MarkPlay, MarkColor: color.RGBA{0x14, 0x2f, 0x73, 0xff}}
+	// TrayBlind: Herald cannot see something (a session elsewhere, an
+	// approval it can only deny, an answer whose outcome is unknown).
+	TrayBlind = Style{Top: color.RGBA{0x9b, 0x7b, 0xd8, 0xff}, Bottom: color.RGBA{0x6e, 0x4f, 0xb8, 0xff}, Margin: 0.03,
+		Mark: MarkDiamond, MarkColor: color.RGBA{0x3b, 0x1f, 0x7a, 0xff}}
+)
+
+// TrayState names one tray icon state and its style, in the order the
+// docs show them.
+type TrayState struct {
+	Name  string // file name stem: docs/tray/<Name>.png
+	What  string // what it means, for people
+	Style Style
+}
+
+// TrayDocSize is the size the docs show the tray states at: a panel's.
+const TrayDocSize = 22
+
+// TrayDocPath is where state name's PNG lives under docs/.
+func TrayDocPath(name string) string { return "tray/" + name + ".png" }
+
+// TrayStates are the tray icon's states.
+func TrayStates() []TrayState {
+	return []TrayState{
+		{"idle", "connected, nothing running", TrayConnected},
+		{"running", "a run or turn in progress", TrayRunning},
+		{"waiting", "waiting for you: an approval or a question", TrayPending},
+		{"blind", "Herald cannot see something: a session elsewhere, a deny-only approval, an outcome unknown", TrayBlind},
+		{"degraded", "a gateway is down", TrayDegraded},
+		{"disconnected", "every gateway is down (or none is set up)", TrayDisconnected},
+	}
+}
 
 // The geometry, in units of the tile (0..1 across the tile, y down): a
 // herald's trumpet (mouthpiece, tube, flared bell, rim) with a swallowtail
@@ -70,7 +140,57 @@ const (
 
 	// The badge: a red dot with a white ring, top right.
 	badgeCX, badgeCY, badgeR, badgeRing = 0.80, 0.20, 0.17, 0.045
+
+	// A tray state's mark, lower right: its size (a disc's radius, half
+	// a diamond's diagonal less the ring, a square's half side) and its
+	// white ring.
+	markCX, markCY, markR, markRing = 0.74, 0.74, 0.22, 0.055
+	markDiamond                     = 0.21 // half diagonal, inside the ring
+	markSquare                      = 0.19 // half side, inside the ring
+	markStroke                      = 0.05 // half width of the cross's bars
+	// hollowRing is the hollow tile's outline width.
+	hollowRing = 0.11
 )
+
+// playTriangle is MarkPlay's white triangle.
+var playTriangle = [][2]float64{{markCX - 0.075, markCY - 0.12}, {markCX + 0.125, markCY}, {markCX - 0.075, markCY + 0.12}}
+
+// inMark reports which part of mark m a tile point is on: the mark's
+// fill, its white symbol or ring, or none.
+func inMark(m Mark, x, y float64) (part int) {
+	dx, dy := x-markCX, y-markCY
+	switch m {
+	case MarkPlay:
+		switch {
+		case dx*dx+dy*dy > (markR+markRing)*(markR+markRing):
+			return partClear
+		case dx*dx+dy*dy > markR*markR, inPolygon(x, y, playTriangle):
+			return partRing
+		}
+		return partMark
+	case MarkDiamond:
+		d := math.Abs(dx) + math.Abs(dy)
+		switch {
+		case d > markDiamond+markRing*math.Sqrt2:
+			return partClear
+		case d > markDiamond, dx*dx+dy*dy <= 0.06*0.06:
+			return partRing
+		}
+		return partMark
+	case MarkCross:
+		e := math.Max(math.Abs(dx), math.Abs(dy))
+		switch {
+		case e > markSquare+markRing:
+			return partClear
+		case e > markSquare:
+			return partRing
+		case math.Abs(dx) <= 0.12 && math.Abs(dy) <= 0.12 && (math.Abs(dx-dy) <= markStroke*math.Sqrt2 || math.Abs(dx+dy) <= markStroke*math.Sqrt2):
+			return partRing
+		}
+		return partMark
+	}
+	return partClear
+}
 
 // bell is the flared bell's outline: the tube's width widening
 // quadratically to the rim.
@@ -159,6 +279,7 @@ const (
 	partGlyph
 	partBadge
 	partRing
+	partMark
 )
 
 func (s Style) part(x, y float64, simple bool) int {
@@ -167,10 +288,17 @@ func (s Style) part(x, y float64, simple bool) int {
 		return partBadge
 	case s.Badge && inCircle(x, y, badgeCX, badgeCY, badgeR+badgeRing):
 		return partRing
+	}
+	if p := inMark(s.Mark, x, y); p != partClear {
+		return p
+	}
+	switch {
 	case !roundRect(x, y, 0, 0, 1, 1, tileRadius):
 		return partClear
 	case inGlyph(x, y, simple):
 		return partGlyph
+	case s.Hollow && roundRect(x, y, hollowRing, hollowRing, 1-hollowRing, 1-hollowRing, tileRadius-hollowRing):
+		return partClear
 	}
 	return partTile
 }
@@ -179,7 +307,14 @@ func (s Style) color(part int, y float64) color.RGBA {
 	switch part {
 	case partBadge:
 		return BadgeColor
-	case partRing, partGlyph:
+	case partMark:
+		return s.MarkColor
+	case partGlyph:
+		if s.Hollow {
+			return s.Top
+		}
+		return Glyph
+	case partRing:
 		return Glyph
 	case partTile:
 		return mix(s.Top, s.Bottom, y)
@@ -316,6 +451,14 @@ func SVG(s Style) string {
 	}
 	l := func(v float64) string { return trim(v * k) }
 	hex := func(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+	tileSVG := fmt.Sprintf(`<rect x="%s" y="%s" width="%s" height="%s" rx="%s" fill="url(#tile)"/>`, p(0), p(0), l(1), l(1), l(tileRadius))
+	glyph := "#ffffff"
+	if s.Hollow {
+		h := hollowRing / 2
+		tileSVG = fmt.Sprintf(`<rect x="%s" y="%s" width="%s" height="%s" rx="%s" fill="none" stroke="%s" stroke-width="%s"/>`,
+			p(h), p(h), l(1-hollowRing), l(1-hollowRing), l(tileRadius-h), hex(s.Top), l(hollowRing))
+		glyph = hex(s.Top)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="1024" height="1024" viewBox="0 0 1024 1024">
   <title>Herald</title>
@@ -325,22 +468,22 @@ func SVG(s Style) string {
       <stop offset="1" stop-color="%s"/>
     </linearGradient>
   </defs>
-  <rect x="%s" y="%s" width="%s" height="%s" rx="%s" fill="url(#tile)"/>
-  <g fill="#ffffff">
+  %s
+  <g fill="%s">
     <rect x="%s" y="%s" width="%s" height="%s" rx="%s"/>
     <rect x="%s" y="%s" width="%s" height="%s"/>
     <polygon points="%s"/>
     <rect x="%s" y="%s" width="%s" height="%s" rx="%s"/>
     <polygon points="%s"/>
   </g>
-  <g fill="none" stroke="#ffffff" stroke-width="%s" stroke-linecap="round">
-`, hex(s.Top), hex(s.Bottom), p(0), p(0), l(1), l(1), l(tileRadius),
+  <g fill="none" stroke="%s" stroke-width="%s" stroke-linecap="round">
+`, hex(s.Top), hex(s.Bottom), tileSVG, glyph,
 		p(mouthX0), p(axisY-mouthHalf), l(mouthX1-mouthX0), l(2*mouthHalf), l(smallRadius),
 		p(tubeX0), p(axisY-tubeHalf), l(tubeX1+0.01-tubeX0), l(2*tubeHalf),
 		poly(bell),
 		p(rimX0), p(axisY-rimHalf), l(rimX1-rimX0), l(2*rimHalf), l(smallRadius),
 		poly(banner),
-		l(2*waveHalf))
+		glyph, l(2*waveHalf))
 	a := waveAngle * math.Pi / 180
 	for _, r := range []float64{wave1, wave2} {
 		fmt.Fprintf(&b, "    <path d=\"M %s %s A %s %s 0 0 1 %s %s\"/>\n",
@@ -351,8 +494,32 @@ func SVG(s Style) string {
 		fmt.Fprintf(&b, "  <circle cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"#ffffff\"/>\n  <circle cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"%s\"/>\n",
 			p(badgeCX), p(badgeCY), l(badgeR+badgeRing), p(badgeCX), p(badgeCY), l(badgeR), hex(BadgeColor))
 	}
+	b.WriteString(markSVG(s.Mark, hex(s.MarkColor), p, l, poly))
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// markSVG draws mark m as inMark does: p places a tile coordinate, l
+// scales a length, poly places a polygon.
+func markSVG(m Mark, fill string, p, l func(float64) string, poly func([][2]float64) string) string {
+	switch m {
+	case MarkPlay:
+		return fmt.Sprintf("  <circle cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"#ffffff\"/>\n  <circle cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"%s\"/>\n  <polygon points=\"%s\" fill=\"#ffffff\"/>\n",
+			p(markCX), p(markCY), l(markR+markRing), p(markCX), p(markCY), l(markR), fill, poly(playTriangle))
+	case MarkDiamond:
+		d := func(r float64) [][2]float64 {
+			return [][2]float64{{markCX, markCY - r}, {markCX + r, markCY}, {markCX, markCY + r}, {markCX - r, markCY}}
+		}
+		return fmt.Sprintf("  <polygon points=\"%s\" fill=\"#ffffff\"/>\n  <polygon points=\"%s\" fill=\"%s\"/>\n  <circle cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"#ffffff\"/>\n",
+			poly(d(markDiamond+markRing*math.Sqrt2)), poly(d(markDiamond)), fill, p(markCX), p(markCY), l(0.06))
+	case MarkCross:
+		o, i := markSquare+markRing, markSquare
+		return fmt.Sprintf("  <rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"#ffffff\"/>\n  <rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>\n"+
+			"  <path d=\"M %s %s L %s %s M %s %s L %s %s\" stroke=\"#ffffff\" stroke-width=\"%s\"/>\n",
+			p(markCX-o), p(markCY-o), l(2*o), l(2*o), p(markCX-i), p(markCY-i), l(2*i), l(2*i), fill,
+			p(markCX-0.12), p(markCY-0.12), p(markCX+0.12), p(markCY+0.12), p(markCX-0.12), p(markCY+0.12), p(markCX+0.12), p(markCY-0.12), l(2*markStroke))
+	}
+	return ""
 }
 
 func trim(v float64) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/xml"
 	"image"
+	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -186,5 +187,82 @@ func TestSmallIconsDropTheOuterWave(t *testing.T) {
 	t.Parallel()
 	if inGlyph(waveCX+wave2, axisY, true) || !inGlyph(waveCX+wave2, axisY, false) {
 		t.Fatal("the simple glyph must leave out the outer wave, the full one keep it")
+	}
+}
+
+// shapeClass is what a pixel shows regardless of hue: nothing, a colour
+// (the tile, a mark's fill, a hollow outline) or white (the glyph, a
+// ring, a symbol).
+func shapeClass(c color.NRGBA) int {
+	switch {
+	case c.A < 128:
+		return 0
+	case min(c.R, c.G, c.B) >= 200:
+		return 2
+	}
+	return 1
+}
+
+// shapeDiff counts the pixels whose shapeClass differs between a and b.
+func shapeDiff(a, b *image.NRGBA) int {
+	n := 0
+	for i := 0; i < len(a.Pix); i += 4 {
+		ca := color.NRGBA{a.Pix[i], a.Pix[i+1], a.Pix[i+2], a.Pix[i+3]}
+		cb := color.NRGBA{b.Pix[i], b.Pix[i+1], b.Pix[i+2], b.Pix[i+3]}
+		if shapeClass(ca) != shapeClass(cb) {
+			n++
+		}
+	}
+	return n
+}
+
+// minShapeDiff is how many of a 22 px icon's 484 pixels must differ in
+// shape between two states, well above the anti-aliasing's few.
+const minShapeDiff = 12
+
+// TestTrayStatesDifferInShape: at a panel's 22 px every pair of tray
+// states differs in shape (which pixels are clear, coloured or white),
+// not only in hue, so the state reads in grey and for colour-blind
+// people too. The measure ignores hue: the same shape in other colours
+// counts as no difference.
+func TestTrayStatesDifferInShape(t *testing.T) {
+	t.Parallel()
+	states := TrayStates()
+	if len(states) != 6 {
+		t.Fatalf("%d tray states, want idle, running, waiting, blind, degraded, disconnected", len(states))
+	}
+	recoloured := TrayConnected
+	recoloured.Top, recoloured.Bottom = TrayBlind.Top, TrayPending.Bottom
+	// Only anti-aliased edge pixels may fall either way.
+	if d := shapeDiff(Draw(TrayDocSize, TrayConnected), Draw(TrayDocSize, recoloured)); d > 2 {
+		t.Fatalf("a recoloured tile differs in %d pixels: the measure sees hue", d)
+	}
+	for i, a := range states {
+		for _, b := range states[i+1:] {
+			d := shapeDiff(Draw(TrayDocSize, a.Style), Draw(TrayDocSize, b.Style))
+			t.Logf("%s vs %s: %d pixels differ in shape", a.Name, b.Name, d)
+			if d < minShapeDiff {
+				t.Errorf("%s and %s differ in %d pixels of shape at %d px, want %d or more", a.Name, b.Name, d, TrayDocSize, minShapeDiff)
+			}
+		}
+	}
+}
+
+// TestCommittedTrayIconsMatchTheDesign: docs/tray/*.png (the README shows
+// them) are what the design draws: run `go run ./brand/gen`.
+func TestCommittedTrayIconsMatchTheDesign(t *testing.T) {
+	t.Parallel()
+	for _, st := range TrayStates() {
+		b, err := os.ReadFile(filepath.Join("..", "docs", TrayDocPath(st.Name)))
+		if err != nil {
+			t.Fatalf("%v (run go run ./brand/gen)", err)
+		}
+		got, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !samePixels(got, Draw(TrayDocSize, st.Style)) {
+			t.Errorf("docs/%s differs from the design: run go run ./brand/gen", TrayDocPath(st.Name))
+		}
 	}
 }

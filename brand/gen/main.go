@@ -1,6 +1,7 @@
 // Command gen writes Herald's icon files from package brand: the Wails
 // build/ folder's appicon.png, icon.svg and windows/icon.ico, and the
-// hicolor PNGs under build/linux/icons. Run from the repository root:
+// hicolor PNGs under build/linux/icons, and the tray icon in each state at
+// 22 px under docs/tray (shown in the README). Run from the repository root:
 //
 //	go run ./brand/gen
 //
@@ -18,11 +19,30 @@ import (
 
 func main() {
 	out := flag.String("out", "build", "the Wails build/ folder")
+	docs := flag.String("docs", "docs", "the docs/ folder (tray state icons)")
 	flag.Parse()
-	if err := write(*out); err != nil {
+	err := write(*out)
+	if err == nil {
+		err = writeTray(*docs)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
+}
+
+// writeTray writes docs/tray/<state>.png at brand.TrayDocSize.
+func writeTray(docs string) error {
+	for _, st := range brand.TrayStates() {
+		p := filepath.Join(docs, brand.TrayDocPath(st.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, brand.PNG(brand.TrayDocSize, st.Style), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func write(out string) error {
