@@ -112,6 +112,9 @@ type SessionView struct {
 	FirstPrompt string    `json:"first_prompt,omitempty"`
 	Started     time.Time `json:"started,omitzero"`
 	Word        string    `json:"word,omitempty"`
+	// Since is when Herald saw the running turn start (zero while none
+	// runs): surfaces say for how long it runs.
+	Since time.Time `json:"since,omitzero"`
 	// Name is what every surface calls the session (SessionNames); a
 	// surface fills it.
 	Name string `json:"name"`
@@ -280,6 +283,14 @@ func (s *Service) updateView(ev wire.Event) {
 		s.sessionCount[ev.Gateway]++
 	}
 	defer boundSession(v)
+	defer func(was bool) {
+		switch {
+		case !v.Running:
+			v.Since = time.Time{}
+		case !was || v.Since.IsZero():
+			v.Since = ev.ReceivedAt
+		}
+	}(v.Running)
 	if ev.StoredSession != "" {
 		v.StoredID = ev.StoredSession
 	}
@@ -320,7 +331,7 @@ func (s *Service) updateView(ev wire.Event) {
 	case wire.MessageStart:
 		// A new turn: the last one's end ("complete", "interrupted") is
 		// no status of this one.
-		v.Running, v.LastText, v.Status = true, "", ""
+		v.Running, v.LastText, v.Status, v.Since = true, "", "", ev.ReceivedAt
 	case wire.RunCompleted, wire.RunFailed, wire.RunCancelled, wire.RunInterrupted:
 		v.Running, v.Tool = false, ""
 		v.Status = strings.TrimPrefix(ev.Kind, "run.")

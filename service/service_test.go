@@ -49,6 +49,44 @@ func TestLiveViewFollowsToolActivity(t *testing.T) {
 	}
 }
 
+// TestLiveViewSaysSinceWhenATurnRuns: Since is when the running turn
+// started (its message.start, or the first sign of it); a turn's end
+// clears it and the next turn starts it again.
+func TestLiveViewSaysSinceWhenATurnRuns(t *testing.T) {
+	t.Parallel()
+	s := New(Config{Clock: clock.NewFake(time.Unix(0, 0))})
+	defer s.Close()
+	at := func(e wire.Event, sec int64) wire.Event { e.ReceivedAt = time.Unix(sec, 0); return e }
+	for _, st := range []struct {
+		ev    wire.Event
+		since int64 // 0: zero
+	}{
+		{at(ev(wire.SessionInfo, "s1", map[string]any{"running": false}), 10), 0},
+		{at(ev(wire.MessageStart, "s1", nil), 20), 20},
+		{at(ev(wire.ToolStart, "s1", map[string]any{"name": "terminal", "context": "Running ls"}), 25), 20},
+		{at(ev(wire.MessageDelta, "s1", map[string]any{"text": "hi"}), 30), 20},
+		{at(ev(wire.MessageComplete, "s1", map[string]any{"status": "complete"}), 40), 0},
+		{at(ev(wire.MessageDelta, "s1", map[string]any{"text": "more"}), 50), 50},
+		{at(ev(wire.MessageStart, "s1", nil), 60), 60},
+		{at(ev(wire.SessionInfo, "s2", map[string]any{"running": true}), 70), 70},
+	} {
+		s.onEvent(st.ev)
+		var got SessionView
+		for _, v := range s.View().Sessions {
+			if v.ID == st.ev.Session {
+				got = v
+			}
+		}
+		want := time.Time{}
+		if st.since != 0 {
+			want = time.Unix(st.since, 0)
+		}
+		if !got.Since.Equal(want) {
+			t.Fatalf("after %s at %v: since %v, want %v", st.ev.Kind, st.ev.ReceivedAt.Unix(), got.Since, want)
+		}
+	}
+}
+
 func TestResolveKeyAndControl(t *testing.T) {
 	t.Parallel()
 	s := New(Config{Clock: clock.NewFake(time.Unix(0, 0)), Store: approval.NewMemoryStore()})
