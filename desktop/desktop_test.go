@@ -1,7 +1,9 @@
 package desktop
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -94,5 +96,63 @@ func TestTrayHostChange(t *testing.T) {
 		if p, ok := trayHostChange(tc.s); p != tc.present || ok != tc.isOK {
 			t.Errorf("%v %v: (%v, %v), want (%v, %v)", tc.s.Name, tc.s.Body, p, ok, tc.present, tc.isOK)
 		}
+	}
+}
+
+// TestNotifyArgs: what the server is asked: a request that waits never
+// expires and is critical (or sticky at its urgency), an informational
+// one expires when Herald says; the category tells them apart; on a
+// server without buttons the body says how to answer.
+func TestNotifyArgs(t *testing.T) {
+	t.Parallel()
+	approval := Notification{ID: "k", Title: "Approve?", Body: "rm -rf <b>", Actions: [][2]string{{"once", "Approve once"}, {"deny", "Deny"}}, Urgent: true, Waits: true}
+	body, actions, hints, timeout := notifyArgs(approval, true, true)
+	if timeout != 0 || hints["urgency"].Value() != byte(2) || hints["category"].Value() != "x-herald.request" || body != "rm -rf &lt;b&gt;" || len(actions) != 6 {
+		t.Fatalf("approval: %q %v %v %d", body, actions, hints, timeout)
+	}
+	if body, _, _, _ := notifyArgs(approval, false, false); body != "rm -rf <b>\n"+noActionsNote {
+		t.Fatalf("no buttons: body %q", body)
+	}
+	denyOnly := Notification{ID: "k2", Actions: [][2]string{{"deny", "Deny"}}, Sticky: true, Waits: true}
+	if _, _, hints, timeout := notifyArgs(denyOnly, true, true); timeout != 0 || hints["urgency"].Value() != nil && hints["urgency"].Value() != byte(1) || hints["category"].Value() != "x-herald.request" {
+		t.Fatalf("deny only: %v %d", hints, timeout)
+	}
+	info := Notification{ID: "herald-info:lab", Title: "3 sessions", Actions: [][2]string{{"follow", "Follow"}}, Timeout: 10 * time.Second}
+	if body, _, hints, timeout := notifyArgs(info, true, true); timeout != 10000 || hints["category"].Value() != "x-herald.info" || strings.Contains(body, noActionsNote) {
+		t.Fatalf("info: %q %v %d", body, hints, timeout)
+	}
+	if _, _, _, timeout := notifyArgs(Notification{ID: "x"}, true, true); timeout != -1 {
+		t.Fatalf("default timeout %d", timeout)
+	}
+}
+
+// TestDoNotDisturbChange reads dunst's and KDE's property changes.
+func TestDoNotDisturbChange(t *testing.T) {
+	t.Parallel()
+	sig := func(iface string, props map[string]dbus.Variant) *dbus.Signal {
+		return &dbus.Signal{Path: notifyPath, Name: propsIface + ".PropertiesChanged", Body: []any{iface, props, []string{}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		s      *dbus.Signal
+		on, ok bool
+	}{
+		{"dunst paused", sig(dunstIface, map[string]dbus.Variant{"paused": dbus.MakeVariant(true)}), true, true},
+		{"dunst resumed", sig(dunstIface, map[string]dbus.Variant{"paused": dbus.MakeVariant(false)}), false, true},
+		{"kde inhibited", sig(notifyIface, map[string]dbus.Variant{"Inhibited": dbus.MakeVariant(true)}), true, true},
+		{"another property", sig(dunstIface, map[string]dbus.Variant{"displayedLength": dbus.MakeVariant(uint32(2))}), false, false},
+		{"another interface", sig("org.example", map[string]dbus.Variant{"paused": dbus.MakeVariant(true)}), false, false},
+		{"wrong type", sig(dunstIface, map[string]dbus.Variant{"paused": dbus.MakeVariant("yes")}), false, false},
+	} {
+		if on, ok := dndChange(tc.s); on != tc.on || ok != tc.ok {
+			t.Errorf("%s: %v %v, want %v %v", tc.name, on, ok, tc.on, tc.ok)
+		}
+	}
+	n := &DBusNotifier{byKey: map[string]uint32{}, byID: map[uint32]string{}}
+	got := make(chan bool, 1)
+	n.onDND = func(on bool) { got <- on }
+	n.handle(sig(dunstIface, map[string]dbus.Variant{"paused": dbus.MakeVariant(true)}))
+	if !<-got {
+		t.Fatal("the handler did not hear the pause")
 	}
 }
