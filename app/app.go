@@ -51,8 +51,10 @@ type App struct {
 	svc    *service.Service
 	notify *notifier
 	notice *notices
-	batch  *Batcher
-	log    *slog.Logger
+	// desk applies the notification policy to every notification.
+	desk  *desk
+	batch *Batcher
+	log   *slog.Logger
 	// consumed is closed once consume returned.
 	consumed chan struct{}
 
@@ -65,6 +67,13 @@ type App struct {
 	warnings []string
 	// trayMissing: the desktop has no tray host (TrayHostChanged).
 	trayMissing bool
+	// warnKeys ties a warning to the request it is about: it goes once
+	// the request is settled. dismissed are warnings the user closed;
+	// they do not come back.
+	warnKeys  map[string]string
+	dismissed map[string]bool
+	// dnd: the desktop's do not disturb is on.
+	dnd bool
 	// unconnected: configured gateways that could not start, and why
 	// (see unconnected.go).
 	unconnected map[string]string
@@ -81,7 +90,7 @@ func New(d Deps) *App {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &App{d: d, notify: newNotifier(d.Clock, d.Logger), notice: newNotices(d.Clock), log: d.Logger}
+	a := &App{d: d, notify: newNotifier(d.Clock, d.Logger), notice: newNotices(d.Clock), desk: newDesk(d.Clock), log: d.Logger}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.batch = NewBatcher(d.Clock, 100*time.Millisecond, a.push)
 	a.svc = service.New(service.Config{
@@ -114,6 +123,7 @@ func (a *App) Start() error {
 	a.notify.setPaused(st.PauseNotifications)
 	a.notify.setRuns(st.NotifyRunFinished)
 	a.notice.setPaused(st.PauseNotifications)
+	a.desk.setPaused(st.PauseNotifications)
 	for _, g := range st.Gateways {
 		if err := a.connect(g); err != nil {
 			a.setUnconnected(g, err) // listed with its error and Edit
@@ -131,16 +141,69 @@ func (a *App) Start() error {
 }
 
 // warn logs msg and shows it in the window, once: the same problem met
-// again (every gateway added without a keychain) is not stacked.
-func (a *App) warn(msg string) {
+// again (every gateway added without a keychain) is not stacked, and one
+// the user dismissed does not come back.
+func (a *App) warn(msg string) { a.warnFor("", msg) }
+
+// warnFor is warn for a warning about request key: it goes once the
+// request is settled (settleWarnings).
+func (a *App) warnFor(key, msg string) {
 	a.log.Warn(msg)
 	a.mu.Lock()
-	seen := slices.Contains(a.warnings, msg)
+	seen := slices.Contains(a.warnings, msg) || a.dismissed[msg]
 	if !seen {
 		a.warnings = append(a.warnings, msg)
+		if key != "" {
+			if a.warnKeys == nil {
+				a.warnKeys = map[string]string{}
+			}
+			a.warnKeys[msg] = key
+		}
 	}
 	a.mu.Unlock()
 	if !seen {
+		a.batch.Poke()
+	}
+}
+
+// maxDismissed bounds the dismissed warnings remembered.
+const maxDismissed = 256
+
+// DismissWarning closes a warning the user read; the same warning does
+// not come back.
+func (a *App) DismissWarning(msg string) {
+	a.mu.Lock()
+	i := slices.Index(a.warnings, msg)
+	if i >= 0 {
+		a.warnings = slices.Delete(slices.Clone(a.warnings), i, i+1)
+		delete(a.warnKeys, msg)
+		if a.dismissed == nil || len(a.dismissed) >= maxDismissed {
+			a.dismissed = map[string]bool{}
+		}
+		a.dismissed[msg] = true
+	}
+	a.mu.Unlock()
+	if i >= 0 {
+		a.batch.Poke()
+	}
+}
+
+// settleWarnings drops the warnings about a request that is settled.
+func (a *App) settleWarnings(r approval.Request) {
+	if r.State.Live() {
+		return
+	}
+	a.mu.Lock()
+	n := len(a.warnings)
+	for msg, key := range a.warnKeys {
+		if key == r.Key {
+			delete(a.warnKeys, msg)
+			a.warnings = slices.DeleteFunc(slices.Clone(a.warnings), func(w string) bool { return w == msg })
+		}
+	}
+	changed := len(a.warnings) != n
+	a.mu.Unlock()
+	if changed {
 		a.batch.Poke()
 	}
 }
@@ -150,8 +213,9 @@ func (a *App) Attach(p Platform) {
 	a.mu.Lock()
 	a.platform = p
 	a.mu.Unlock()
-	a.notify.attach(p)
-	a.notice.attach(p)
+	a.desk.attach(p)
+	a.notify.attach(a.desk)
+	a.notice.attach(a.desk)
 	p.OnNotificationAction(a.onNotificationAction)
 	a.batch.Poke()
 }
@@ -193,6 +257,7 @@ func (a *App) Close() {
 	a.svc.Close()
 	<-a.consumed
 	a.notice.close()
+	a.desk.close()
 	a.mu.Lock()
 	t := a.tray
 	a.mu.Unlock()

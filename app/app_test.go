@@ -23,9 +23,11 @@ type fakePlatform struct {
 	last      Snapshot
 	notified  []Notification
 	withdrawn []string
-	shown     int
-	action    func(id, action string)
-	changed   chan struct{}
+	// up is what is on screen: shown, not yet withdrawn, by id.
+	up      map[string]Notification
+	shown   int
+	action  func(id, action string)
+	changed chan struct{}
 }
 
 func newFakePlatform() *fakePlatform {
@@ -49,6 +51,10 @@ func (f *fakePlatform) Notify(n Notification) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.notified = append(f.notified, n)
+	if f.up == nil {
+		f.up = map[string]Notification{}
+	}
+	f.up[n.ID] = n
 	f.poke()
 	return nil
 }
@@ -56,6 +62,7 @@ func (f *fakePlatform) Withdraw(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.withdrawn = append(f.withdrawn, id)
+	delete(f.up, id)
 	f.poke()
 	return nil
 }
@@ -187,9 +194,23 @@ func TestNotificationActionAnswersAndWithdraws(t *testing.T) {
 	// "Open…" opens the sheet.
 	act(n.ID, ActionOpen)
 	p.waitFor(t, "window shown", func(f *fakePlatform) bool { return f.shown > 0 && f.emits[EventOpenApproval] == 1 })
+	// One notification for the approval (deduplicated) and, after the
+	// answer from it, one short one saying what the gateway confirmed.
 	p.mu.Lock()
-	if len(p.notified) != 1 {
-		t.Errorf("%d notifications, want 1 (deduplicated)", len(p.notified))
+	var approvals, confirmations []Notification
+	for _, x := range p.notified {
+		if x.ID == n.ID {
+			approvals = append(approvals, x)
+		} else {
+			confirmations = append(confirmations, x)
+		}
+	}
+	if len(approvals) != 1 {
+		t.Errorf("%d notifications for the approval, want 1 (deduplicated)", len(approvals))
+	}
+	if len(confirmations) != 1 || confirmations[0].Title != "Allowed once: rm -rf ./build" || confirmations[0].Body != "Confirmed by lab." ||
+		confirmations[0].Urgency == UrgencyCritical || confirmations[0].Expire <= 0 {
+		t.Errorf("confirmations %+v, want one: Allowed once, confirmed by lab, expiring, not critical", confirmations)
 	}
 	p.mu.Unlock()
 }

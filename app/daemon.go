@@ -35,6 +35,12 @@ type Notifier interface {
 	OnAction(func(id, action string))
 }
 
+// dndWatcher is a notifier that can tell the desktop's do not disturb
+// (native.DBusNotifier, for dunst and KDE).
+type dndWatcher interface {
+	WatchDoNotDisturb(fn func(on bool)) bool
+}
+
 // WindowLauncher starts the window process (native.Launcher).
 type WindowLauncher interface {
 	Running() bool
@@ -124,8 +130,23 @@ func (p *HeadlessPlatform) Notify(n Notification) error {
 			actions = append(actions, a)
 		}
 	}
-	urgency := map[Urgency]string{UrgencyLow: "low", UrgencyCritical: "critical"}[n.Urgency]
-	return p.Notes.Notify(native.Notification{ID: n.ID, Title: n.Title, Body: n.Body, Actions: actions, Urgent: len(n.Actions) > 0, Urgency: urgency})
+	return p.Notes.Notify(nativeNote(n, actions))
+}
+
+// nativeNote is n for the D-Bus notifier: it waits (stays until answered)
+// when its policy says it has no expiry and it has buttons; a
+// notification no policy was applied to (NoteUnset) with buttons waits
+// too, at critical urgency: the safe side.
+func nativeNote(n Notification, actions [][2]string) native.Notification {
+	x := native.Notification{ID: n.ID, Title: n.Title, Body: n.Body, Actions: actions, Urgency: urgencyName(n.Urgency), Timeout: n.Expire}
+	waits := n.Expire == 0 && len(n.Actions) > 0
+	switch {
+	case waits && (n.Urgency == UrgencyCritical || n.Kind == NoteUnset):
+		x.Urgent, x.Waits = true, true
+	case waits:
+		x.Sticky, x.Waits = true, true
+	}
+	return x
 }
 
 // Withdraw removes a notification.
@@ -166,6 +187,9 @@ func (a *App) StartHeadless(p *HeadlessPlatform) error {
 	a.Attach(p)
 	if p.NotesErr != nil {
 		a.warn(p.NotesErr.Error()) // logged and shown in the window
+	}
+	if w, ok := p.Notes.(dndWatcher); ok {
+		w.WatchDoNotDisturb(a.setDoNotDisturb)
 	}
 	a.startTray()
 	err := a.Start()

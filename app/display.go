@@ -113,8 +113,15 @@ func oneClick(r approval.Request, max int) bool {
 }
 
 // approvalNotification is the notification for a new request; its
-// countdown is the request's own ExpiresAt (the gateway's timeout).
+// countdown is the request's own ExpiresAt (the gateway's timeout). The
+// policy gives it its urgency: critical when it can be answered here.
 func approvalNotification(r approval.Request, now time.Time) Notification {
+	n := approvalNote(r, now)
+	n.Kind, n.Gateway = approvalKind(r), r.Gateway
+	return withRule(n)
+}
+
+func approvalNote(r approval.Request, now time.Time) Notification {
 	gw, cut := approval.Truncate(approval.VisibleLine(r.Gateway), notifyTitleMax)
 	if cut {
 		gw += "…"

@@ -80,13 +80,11 @@ func noticeKey(gw, key string) string {
 	return gw + "\x00" + key
 }
 
-// Urgency of a notice level: errors are critical, warnings normal, the
-// rest low.
+// Urgency of a notice level: errors and warnings normal, the rest low. A
+// notice waits for no answer, so it is never critical (notePolicy).
 func noticeUrgency(level string) Urgency {
 	switch wire.NormalLevel(level) {
-	case wire.NoticeError:
-		return UrgencyCritical
-	case wire.NoticeWarn:
+	case wire.NoticeError, wire.NoticeWarn:
 		return UrgencyNormal
 	}
 	return UrgencyLow
@@ -152,7 +150,7 @@ func (n *notices) show(gw string, p *wire.NotificationPayload) {
 		s.timer = n.clk.NewTimer(ttl)
 		go n.expire(key, s)
 	}
-	plat.Notify(Notification{ID: s.id, Title: noticeTitle(gw, p.Level), Body: body, Urgency: noticeUrgency(p.Level)})
+	plat.Notify(Notification{ID: s.id, Kind: NoteHermes, Gateway: gw, Title: noticeTitle(gw, p.Level), Body: body, Urgency: noticeUrgency(p.Level)})
 }
 
 // expire withdraws a ttl notice when its time is up, unless it was

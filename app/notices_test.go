@@ -60,7 +60,8 @@ func TestNoticeLevelsBecomeUrgencies(t *testing.T) {
 		level, title string
 		urgency      Urgency
 	}{
-		{"error", "Hermes error on lab", UrgencyCritical},
+		// A notice waits for no answer: never critical (notePolicy).
+		{"error", "Hermes error on lab", UrgencyNormal},
 		{"warn", "Hermes warning on lab", UrgencyNormal},
 		{"info", "Hermes on lab", UrgencyLow},
 		{"success", "Hermes on lab", UrgencyLow},
@@ -273,7 +274,7 @@ func TestHeadlessNoticeUrgency(t *testing.T) {
 	n.event(show("lab", "a", "error", "sticky", "x", nil))
 	n.event(show("lab", "b", "info", "sticky", "y", nil))
 	n.event(show("lab", "c", "warn", "sticky", "z", nil))
-	if len(notes.shown) != 3 || notes.shown[0].Urgency != "critical" || notes.shown[1].Urgency != "low" || notes.shown[2].Urgency != "" || notes.shown[0].Urgent {
+	if len(notes.shown) != 3 || notes.shown[0].Urgency != "" || notes.shown[1].Urgency != "low" || notes.shown[2].Urgency != "" || notes.shown[0].Urgent {
 		t.Fatalf("shown %+v", notes.shown)
 	}
 }

@@ -1,5 +1,7 @@
 package app
 
+import "time"
+
 // Platform is the seam over Wails' runtime package. The real one
 // (wailsPlatform) forwards to Wails with the context Wails gave Herald;
 // tests pass a fake. Calling Wails runtime functions with any other context
@@ -33,6 +35,14 @@ type Notification struct {
 	Actions [][2]string
 	// Urgency is the freedesktop urgency (the zero value is normal).
 	Urgency Urgency
+	// Expire is how long the server shows it; 0: until it is withdrawn
+	// (or the server's default for one without actions).
+	Expire time.Duration
+	// Kind is what it is about and Gateway whose it is: the policy
+	// (notePolicy, applied by the desk) decides Urgency and Expire from
+	// them, and which notification it replaces.
+	Kind    NoteKind
+	Gateway string
 }
 
 // Urgency is a notification's urgency level.

@@ -80,11 +80,7 @@ func (a *App) promptAction(id, action string) bool {
 		a.openApproval(id)
 		return true
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
-	defer cancel()
-	if err := a.svc.Answer(ctx, id, r.Choices[n], "notification", false); err != nil {
-		a.warn(err.Error())
-	}
+	a.answerFrom(id, r.Choices[n], "notification")
 	return true
 }
 

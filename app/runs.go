@@ -98,22 +98,19 @@ func (a *App) Ask(gateway, session, text string) (service.AskResult, error) {
 // outcome, so it is a notification: after the gateway confirmed, or with
 // what went wrong and what to do.
 func (a *App) TrayStop(gateway, id string) {
-	p := a.plat()
 	res, err := a.StopRun(gateway, id)
-	n := Notification{ID: "herald-stop:" + service.ShortKey(gateway+"/"+id)}
+	n := Notification{ID: "herald-stop:" + service.ShortKey(gateway+"/"+id), Gateway: gateway, Kind: NoteStopped}
 	if err != nil {
 		a.warn(err.Error())
-		n.Title, n.Body, n.Urgency = "Could not stop the run", err.Error(), UrgencyCritical
+		n.Title, n.Body, n.Kind = "Could not stop the run", err.Error(), NoteFailed
 	} else {
 		n.Title, n.Body = "Run stopped", res.Message
 		if res.Outcome == service.OutcomeNotRunning {
 			n.Title = "Nothing to stop"
 		}
 	}
-	if p != nil {
-		if err := p.Notify(n); err != nil {
-			a.log.Warn(fmt.Sprintf("showing the stop result failed: %v", err))
-		}
+	if err := a.desk.Notify(n); err != nil {
+		a.log.Warn(fmt.Sprintf("showing the stop result failed: %v", err))
 	}
 }
 

@@ -201,6 +201,7 @@ const ActionFollow = "follow"
 func (n *notifier) session(sn service.SessionNotice) {
 	var title, body string
 	var actions [][2]string
+	kind := NoteUnseen
 	name := sn.Name
 	if name == "" {
 		name = approval.Naming{Title: sn.Title}.Name()
@@ -211,15 +212,16 @@ func (n *notifier) session(sn service.SessionNotice) {
 	case sn.Kind == service.NoticeOffer:
 		switch sn.Status {
 		case "waiting":
-			title = "A session waits for an answer Herald cannot see"
+			title = "A session on " + gw + " waits for an answer Herald cannot see"
 		case "working", "starting", "running":
-			title = "A session runs where Herald cannot see it"
+			title = "A session on " + gw + " runs where Herald cannot see it"
 		default:
-			title = "A session started that Herald does not receive"
+			title = "A session started on " + gw + " that Herald does not receive"
 		}
-		body = fmt.Sprintf("%s · %s. Herald does not receive its approvals. Follow it to see them here (this gateway sends each session's events to one client at a time: a client watching it then stops receiving them).", gw, name)
+		body = name + ": its approvals do not reach Herald. Follow it to get them here."
 		actions = [][2]string{{ActionFollow, "Follow"}}
 	case sn.Kind == service.NoticeElsewhere:
+		kind = NoteElsewhere
 		title = "Followed elsewhere now"
 		body = fmt.Sprintf("Another client took %s · %s: its approvals go there. Open Herald's Sessions to take it back.", gw, name)
 	default:
@@ -231,7 +233,7 @@ func (n *notifier) session(sn service.SessionNotice) {
 	if p == nil || paused {
 		return
 	}
-	n.notify(p, Notification{ID: sessionNotificationID(sn.Gateway, sn.Session), Title: title, Body: body, Actions: actions})
+	n.notify(p, Notification{ID: sessionNotificationID(sn.Gateway, sn.Session), Kind: kind, Gateway: sn.Gateway, Title: title, Body: body, Actions: actions})
 }
 
 // sessionNotificationID names a session's notification; parseSessionID

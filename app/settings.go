@@ -158,9 +158,28 @@ func (a *App) timeout(string) time.Duration {
 func (a *App) SetPauseNotifications(p bool) error {
 	a.notify.setPaused(p)
 	a.notice.setPaused(p)
+	a.desk.setPaused(p)
 	err := a.updateSettings(func(s *Settings) { s.PauseNotifications = p })
+	if !p {
+		a.notify.resume(a.svc.Inbox().Pending()) // what waits, held back while paused
+	}
 	a.batch.Poke()
 	return err
+}
+
+// setDoNotDisturb records the desktop's do not disturb: Herald then
+// sends only what waits for the user (the server holds it), and the tray
+// and the window say so.
+func (a *App) setDoNotDisturb(on bool) {
+	a.mu.Lock()
+	changed := a.dnd != on
+	a.dnd = on
+	a.mu.Unlock()
+	a.desk.setDoNotDisturb(on)
+	if changed {
+		a.log.Info("the desktop's do not disturb changed", "on", on)
+		a.batch.Poke()
+	}
 }
 
 // SetNotifyRunFinished turns the notification for every finished turn

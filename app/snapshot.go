@@ -35,9 +35,13 @@ type Snapshot struct {
 	// (the choice of what closing does stays in the header).
 	TrayNoticeDismissed bool `json:"tray_notice_dismissed,omitempty"`
 	// NotifyRunFinished: a notification for every finished turn.
-	NotifyRunFinished bool     `json:"notify_run_finished"`
-	Warnings          []string `json:"warnings,omitempty"`
-	AuditError        string   `json:"audit_error,omitempty"`
+	NotifyRunFinished bool `json:"notify_run_finished"`
+	// DoNotDisturb: the desktop's notification server holds
+	// notifications back (dunst paused, KDE's do not disturb): Herald
+	// sends it only what waits for the user.
+	DoNotDisturb bool     `json:"do_not_disturb,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
+	AuditError   string   `json:"audit_error,omitempty"`
 }
 
 // GatewayView is one gateway's connection.

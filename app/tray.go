@@ -1,9 +1,6 @@
 package app
 
 import (
-	"context"
-	"time"
-
 	"github.com/herald-desktop/herald/approval"
 )
 
@@ -15,11 +12,7 @@ func (a *App) TrayAnswer(key, choice string) {
 		a.openApproval(key) // the tray could not show all of it
 		return
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
-	defer cancel()
-	if err := a.svc.Answer(ctx, key, choice, "tray", false); err != nil {
-		a.warn(err.Error())
-	}
+	a.answerFrom(key, choice, "tray")
 }
 
 // TrayOpen opens an approval's sheet.

@@ -68,7 +68,7 @@ func (u *urgentSender) send(n Notification) bool {
 	if b == nil {
 		return false
 	}
-	if err := b.Notify(native.Notification{ID: n.ID, Title: n.Title, Body: n.Body, Urgency: urgencyName(n.Urgency)}); err != nil {
+	if err := b.Notify(native.Notification{ID: n.ID, Title: n.Title, Body: n.Body, Urgency: urgencyName(n.Urgency), Timeout: n.Expire}); err != nil {
 		return false
 	}
 	if u.shown == nil {

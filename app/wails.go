@@ -46,7 +46,7 @@ func (w *wailsPlatform) Quit() { runtime.Quit(w.ctx) }
 // freedesktop spec's body-markup); Wails shows a category's buttons, so
 // each set of actions gets its own category.
 func (w *wailsPlatform) Notify(n Notification) error {
-	if len(n.Actions) == 0 && n.Urgency != UrgencyNormal && w.urgent.send(n) {
+	if len(n.Actions) == 0 && (n.Urgency != UrgencyNormal || n.Expire > 0) && w.urgent.send(n) {
 		return nil
 	}
 	opts := runtime.NotificationOptions{ID: n.ID, Title: surface.Line(n.Title), Body: surface.Pango(n.Body), Data: map[string]any{"id": n.ID}}

@@ -34,7 +34,7 @@ func (a *App) Snapshot() Snapshot {
 	a.mu.Lock()
 	st := a.settings
 	warnings := append(append([]string(nil), a.warnings...), v.Limits...)
-	trayMissing := a.trayMissing
+	trayMissing, dnd := a.trayMissing, a.dnd
 	a.mu.Unlock()
 	auto, _ := a.d.Autostart.Enabled()
 	names := v.Names() // one name per session, on every part of the window
@@ -50,6 +50,7 @@ func (a *App) Snapshot() Snapshot {
 		QuitWithoutTray:     st.QuitWithoutTray,
 		TrayNoticeDismissed: st.TrayNoticeDismissed,
 		NotifyRunFinished:   st.NotifyRunFinished,
+		DoNotDisturb:        dnd,
 		Warnings:            warnings,
 		AuditError:          v.AuditError,
 		Choices:             source.ChoiceTable(),
@@ -209,6 +210,9 @@ func (w *WindowAPI) SetQuitWithoutTray(on bool) error { return w.a.SetQuitWithou
 
 // DismissTrayNotice closes the note on how to get a tray.
 func (w *WindowAPI) DismissTrayNotice() error { return w.a.DismissTrayNotice() }
+
+// DismissWarning closes a warning the user read; it does not come back.
+func (w *WindowAPI) DismissWarning(msg string) { w.a.DismissWarning(msg) }
 
 // SetNotifyRunFinished sets whether a finished run is notified.
 func (w *WindowAPI) SetNotifyRunFinished(on bool) error { return w.a.SetNotifyRunFinished(on) }

@@ -11,10 +11,13 @@ import type { Approval, GatewayView, Snapshot } from "./lib/types";
 import { dashboard } from "./lib/testdata/transports";
 import { pendingApproval, snapshotOf } from "./lib/testdata/snapshot";
 
-const bridge = { snap: null as Snapshot | null };
+const bridge = { snap: null as Snapshot | null, dismissed: [] as string[] };
 vi.mock("./lib/bridge", () => ({
   api: {
     snapshot: async () => bridge.snap,
+    dismissWarning: async (w: string) => {
+      bridge.dismissed.push(w);
+    },
     gatewayKinds: async () => registered,
     saveWindowState: async () => {},
   },
@@ -109,5 +112,15 @@ describe("App first run (DOM)", () => {
     expect(t.querySelector('[data-testid="welcome"]')).toBeNull();
     const sheet = t.querySelector('[data-testid="requests"] .pane')!;
     expect(sheet.textContent).toContain("rm -rf /A");
+  });
+
+  it("lets a warning the user read be dismissed", async () => {
+    const w = "your answer \"deny\" was sent to gateway lab, but the link dropped";
+    const t = await open({ ...snapshot([connected]), warnings: [w] });
+    const p = [...t.querySelectorAll<HTMLElement>("p.warn")].find((e) => e.textContent?.includes("link dropped"));
+    expect(p).not.toBeUndefined();
+    p!.querySelector<HTMLButtonElement>('button[aria-label="Dismiss this warning"]')!.click();
+    await settle();
+    expect(bridge.dismissed).toEqual([w]);
   });
 });

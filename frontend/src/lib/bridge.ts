@@ -42,6 +42,8 @@ export const api = {
   setAutostart: (on: boolean) => typed<void>(() => App.SetAutostart(on)),
   setQuitWithoutTray: (on: boolean) => typed<void>(() => App.SetQuitWithoutTray(on)),
   dismissTrayNotice: () => typed<void>(() => App.DismissTrayNotice()),
+  /** Closes a warning the user read; it does not come back. */
+  dismissWarning: (msg: string) => typed<void>(() => App.DismissWarning(msg)),
   setNotifyRunFinished: (on: boolean) => typed<void>(() => App.SetNotifyRunFinished(on)),
   stopRun: (gateway: string, id: string) => typed<StopResult>(() => App.StopRun(gateway, id)),
   activeRuns: () => typed<RunRef[]>(() => App.ActiveRuns()),

@@ -563,6 +563,7 @@ export namespace app {
 	    quit_without_tray: boolean;
 	    tray_notice_dismissed?: boolean;
 	    notify_run_finished: boolean;
+	    do_not_disturb?: boolean;
 	    warnings?: string[];
 	    audit_error?: string;
 	
@@ -587,6 +588,7 @@ export namespace app {
 	        this.quit_without_tray = source["quit_without_tray"];
 	        this.tray_notice_dismissed = source["tray_notice_dismissed"];
 	        this.notify_run_finished = source["notify_run_finished"];
+	        this.do_not_disturb = source["do_not_disturb"];
 	        this.warnings = source["warnings"];
 	        this.audit_error = source["audit_error"];
 	    }
@@ -900,6 +902,8 @@ export namespace service {
 	    // Go type: time
 	    started: any;
 	    word?: string;
+	    // Go type: time
+	    since: any;
 	    name: string;
 	    shown_id?: string;
 	
@@ -923,6 +927,7 @@ export namespace service {
 	        this.first_prompt = source["first_prompt"];
 	        this.started = this.convertValues(source["started"], null);
 	        this.word = source["word"];
+	        this.since = this.convertValues(source["since"], null);
 	        this.name = source["name"];
 	        this.shown_id = source["shown_id"];
 	    }

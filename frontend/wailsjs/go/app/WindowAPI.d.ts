@@ -20,6 +20,8 @@ export function Dismiss(arg1:string):Promise<void>;
 
 export function DismissTrayNotice():Promise<void>;
 
+export function DismissWarning(arg1:string):Promise<void>;
+
 export function EditGateway(arg1:string,arg2:app.AddGatewayRequest):Promise<void>;
 
 export function FollowAll(arg1:string):Promise<number>;

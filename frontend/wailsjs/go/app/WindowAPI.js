@@ -34,6 +34,10 @@ export function DismissTrayNotice() {
   return window['go']['app']['WindowAPI']['DismissTrayNotice']();
 }
 
+export function DismissWarning(arg1) {
+  return window['go']['app']['WindowAPI']['DismissWarning'](arg1);
+}
+
 export function EditGateway(arg1, arg2) {
   return window['go']['app']['WindowAPI']['EditGateway'](arg1, arg2);
 }
