@@ -54,7 +54,10 @@ type App struct {
 	// desk applies the notification policy to every notification.
 	desk  *desk
 	batch *Batcher
-	log   *slog.Logger
+	// trayPump updates the tray at once on a change (the window's
+	// snapshot waits for the batch).
+	trayPump *pump
+	log      *slog.Logger
 	// consumed is closed once consume returned.
 	consumed chan struct{}
 
@@ -67,6 +70,8 @@ type App struct {
 	warnings []string
 	// trayMissing: the desktop has no tray host (TrayHostChanged).
 	trayMissing bool
+	// trayTicking: a refresh of the tray's run times is armed.
+	trayTicking bool
 	// warnKeys ties a warning to the request it is about: it goes once
 	// the request is settled. dismissed are warnings the user closed;
 	// they do not come back.
@@ -93,6 +98,7 @@ func New(d Deps) *App {
 	a := &App{d: d, notify: newNotifier(d.Clock, d.Logger), notice: newNotices(d.Clock), desk: newDesk(d.Clock), log: d.Logger}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.batch = NewBatcher(d.Clock, 100*time.Millisecond, a.push)
+	a.trayPump = newPump(d.Clock, trayGap, a.updateTray)
 	a.svc = service.New(service.Config{
 		Clock:   d.Clock,
 		Store:   d.Store,
@@ -253,6 +259,7 @@ func (a *App) Shutdown(context.Context) { a.Close() }
 // Close stops everything.
 func (a *App) Close() {
 	a.batch.Stop()
+	a.trayPump.stop()
 	a.cancel()
 	a.svc.Close()
 	<-a.consumed

@@ -53,3 +53,59 @@ func (b *Batcher) Stop() {
 	b.stopped = true
 	b.mu.Unlock()
 }
+
+// pump runs fn at once on a poke (the leading edge, unlike Batcher), and
+// once more after gap for any pokes that came while it ran: a change
+// reaches the tray without waiting for a batch, and a burst of events
+// costs at most one run per gap.
+type pump struct {
+	clk clock.Clock
+	gap time.Duration
+	fn  func()
+
+	mu      sync.Mutex
+	busy    bool
+	again   bool
+	stopped bool
+}
+
+func newPump(clk clock.Clock, gap time.Duration, fn func()) *pump {
+	return &pump{clk: clk, gap: gap, fn: fn}
+}
+
+// poke says something changed.
+func (p *pump) poke() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	if p.busy {
+		p.again = true
+		return
+	}
+	p.busy = true
+	go p.run()
+}
+
+func (p *pump) run() {
+	for {
+		p.fn()
+		p.mu.Lock()
+		if !p.again || p.stopped {
+			p.busy, p.again = false, false
+			p.mu.Unlock()
+			return
+		}
+		p.again = false
+		p.mu.Unlock()
+		<-p.clk.NewTimer(p.gap).C()
+	}
+}
+
+// stop ends running fn (a run under way finishes).
+func (p *pump) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+}

@@ -14,9 +14,11 @@ var (
 	iconCache map[TrayState][]byte
 )
 
-// trayIcon is Herald's icon (package brand) with the tile coloured by
-// state: grey (disconnected), green (connected), green fading to grey
-// (some gateways down), amber with a red badge (approvals pending).
+// trayIcon is Herald's icon (package brand) in the state's colour and
+// shape (brand.TrayStates, docs/tray): a hollow tile (nothing connected),
+// the plain tile (idle), a play triangle (running), a red dot (waiting
+// for you), a diamond (Herald cannot see something), a crossed square
+// (a gateway down).
 func trayIcon(s TrayState) []byte {
 	iconOnce.Do(func() {
 		iconCache = map[TrayState][]byte{
@@ -24,6 +26,8 @@ func trayIcon(s TrayState) []byte {
 			TrayConnected:    brand.PNG(trayIconSize, brand.TrayConnected),
 			TrayDegraded:     brand.PNG(trayIconSize, brand.TrayDegraded),
 			TrayPending:      brand.PNG(trayIconSize, brand.TrayPending),
+			TrayRunning:      brand.PNG(trayIconSize, brand.TrayRunning),
+			TrayBlind:        brand.PNG(trayIconSize, brand.TrayBlind),
 		}
 	})
 	return iconCache[s]

@@ -273,6 +273,7 @@ func (a *App) consume(sub *service.Subscription) {
 		case n.Changed:
 			a.batch.Poke()
 		}
+		a.trayPump.poke()
 	}
 }
 

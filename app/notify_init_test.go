@@ -32,7 +32,7 @@ func TestNotificationsOffSaysWhatToDo(t *testing.T) {
 func TestTrayIconsFollowTheState(t *testing.T) {
 	t.Parallel()
 	seen := map[string]TrayState{}
-	for _, s := range []TrayState{TrayDisconnected, TrayConnected, TrayPending} {
+	for _, s := range []TrayState{TrayDisconnected, TrayConnected, TrayPending, TrayDegraded, TrayRunning, TrayBlind} {
 		b := trayIcon(s)
 		if len(b) < 8 || string(b[1:4]) != "PNG" {
 			t.Fatalf("state %d: not a PNG", s)

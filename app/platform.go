@@ -66,21 +66,41 @@ type Tray interface {
 // TrayState selects the tray icon.
 type TrayState int
 
-// Tray icon states.
+// Tray icon states (brand.TrayStates draws them, each its own shape).
 const (
+	// TrayDisconnected: no gateway connected (or none set up).
 	TrayDisconnected TrayState = iota
+	// TrayConnected: idle, nothing running.
 	TrayConnected
+	// TrayPending: something waits for the user and can be answered
+	// here (an approval that can be allowed, a question, a password or
+	// secret).
 	TrayPending
 	// TrayDegraded: some gateways are connected and others are not.
 	TrayDegraded
+	// TrayRunning: a run or turn in progress.
+	TrayRunning
+	// TrayBlind: Herald cannot see something: a session elsewhere, an
+	// approval it can only deny, an answer whose outcome is unknown.
+	TrayBlind
 )
 
 // TrayModel is what the tray shows.
 type TrayModel struct {
 	State   TrayState
 	Tooltip string
+	// Pending is what waits for the user, oldest first (newest last),
+	// and the answers on their way or whose outcome is unknown.
 	Pending []TrayApproval
-	Runs    []TrayRun
+	// Waiting counts the requests that can be answered here.
+	Waiting int
+	// Runs are the runs in progress (at most trayRunsMax; MoreRuns
+	// counts the rest).
+	Runs     []TrayRun
+	MoreRuns int
+	// DoNotDisturb: the desktop's notification server holds
+	// notifications back; approvals are still counted here.
+	DoNotDisturb bool
 	// Unseen are sessions running or waiting where Herald does not
 	// receive their events (another client's): their approvals cannot
 	// reach Herald until it follows them.
@@ -106,6 +126,10 @@ type TrayApproval struct {
 	// could not show the whole command as the gateway sent it, or Hermes
 	// hid part of it.
 	CanOnce bool
+	// State is TrayItemWaiting, TrayItemAnswering (its answer is on its
+	// way: no choices) or TrayItemUnknown (its answer was sent and its
+	// outcome is unknown: no choices, it is not pending).
+	State string
 	// Kind is the request's kind ("" or approval, clarify, sudo, secret).
 	// A prompt has no Allow/Deny: a clarify lists its Choices (raw, as
 	// sent back with TrayAnswer; shown as approval.VisibleLine), sudo and
@@ -113,6 +137,13 @@ type TrayApproval struct {
 	Kind    string
 	Choices [trayChoices]string
 }
+
+// TrayApproval states.
+const (
+	TrayItemWaiting   = ""
+	TrayItemAnswering = "answering"
+	TrayItemUnknown   = "unknown"
+)
 
 // TrayActions are what the tray menu can do; the App implements them.
 type TrayActions interface {
@@ -122,8 +153,10 @@ type TrayActions interface {
 	TrayTogglePause()
 	TrayShow()
 	TrayQuit()
-	// TrayStop stops a run (the "Active runs" submenu).
+	// TrayStop stops a run (its Stop, under its line at the menu's top).
 	TrayStop(gateway, id string)
+	// TrayOpenRun shows a run in the window.
+	TrayOpenRun(gateway, id string)
 	// TrayFollow follows a session another client drives.
 	TrayFollow(gateway, id string)
 }

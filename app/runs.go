@@ -11,28 +11,23 @@ import (
 	"github.com/herald-desktop/herald/service"
 )
 
-// TrayRun is one active run in the tray's "Active runs" submenu.
+// TrayRun is one active run, at the top of the tray's menu with Stop and
+// Open.
 type TrayRun struct {
 	Gateway string
 	ID      string
-	Label   string
+	// Label is the one line the menu and the tooltip show: "gateway ·
+	// name: what it does now, for how long".
+	Label string
+	Name  string
+	// Doing says what it does now, in words ("waiting for your
+	// approval", "running a command: make test", "thinking").
+	Doing string
+	Since time.Time
 }
 
 // trayRunLabelMax bounds a run's label in the tray menu.
-const trayRunLabelMax = 60
-
-// trayRun labels a running session of a Snapshot by its one name (ss.Name,
-// which displaySessions gave it: what the Sessions panel, the gateway card
-// and the history call it), as "gateway · name: what it does".
-func trayRun(ss service.SessionView) TrayRun {
-	what := service.RunDoing(ss.Tool, ss.Title)
-	label, cut := approval.Truncate(ss.Gateway+" · "+ss.Name+": "+what, trayRunLabelMax)
-	label = approval.VisibleLine(label)
-	if cut {
-		label += "…"
-	}
-	return TrayRun{Gateway: ss.Gateway, ID: ss.ID, Label: label}
-}
+const trayRunLabelMax = 90
 
 // onEvent sees every gateway event after the service did.
 func (a *App) onEvent(ev wire.Event) {
@@ -112,7 +107,11 @@ func (a *App) TrayStop(gateway, id string) {
 	if err := a.desk.Notify(n); err != nil {
 		a.log.Warn(fmt.Sprintf("showing the stop result failed: %v", err))
 	}
+	a.trayPump.poke()
 }
+
+// TrayOpenRun shows the window (its Sessions panel lists the run).
+func (a *App) TrayOpenRun(gateway, id string) { a.TrayShow() }
 
 // TrayFollow follows a session from the tray (an unseen session's item).
 func (a *App) TrayFollow(gateway, id string) {

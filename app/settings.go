@@ -164,6 +164,7 @@ func (a *App) SetPauseNotifications(p bool) error {
 		a.notify.resume(a.svc.Inbox().Pending()) // what waits, held back while paused
 	}
 	a.batch.Poke()
+	a.trayPump.poke()
 	return err
 }
 
@@ -179,6 +180,7 @@ func (a *App) setDoNotDisturb(on bool) {
 	if changed {
 		a.log.Info("the desktop's do not disturb changed", "on", on)
 		a.batch.Poke()
+		a.trayPump.poke()
 	}
 }
 

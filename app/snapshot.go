@@ -1,8 +1,6 @@
 package app
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/herald-desktop/herald/approval"
@@ -226,59 +224,4 @@ type TestResult struct {
 	OK      bool   `json:"ok"`
 	Stage   string `json:"stage"`
 	Message string `json:"message"`
-}
-
-// trayModel derives the tray from a snapshot.
-func trayModel(s Snapshot) TrayModel {
-	m := TrayModel{NotificationsPause: s.NotificationsPaused}
-	connected := 0
-	for _, g := range s.Gateways {
-		if g.State == "connected" {
-			connected++
-		}
-	}
-	var names []string
-	for _, g := range s.Live {
-		for _, l := range g.Sessions {
-			running := l.Status == "working" || l.Status == "waiting" || l.Status == "starting" || l.Status == "running"
-			if !running || (l.Followed && !l.Elsewhere) {
-				continue
-			}
-			what := "running, its events do not reach Herald"
-			if l.Status == "waiting" {
-				what = "waiting, its events do not reach Herald"
-			}
-			label := trayCutLabel(g.Gateway + " · " + l.Name + ": " + what)
-			m.Unseen = append(m.Unseen, TraySession{Gateway: g.Gateway, ID: l.ID, Label: label})
-			names = append(names, g.Gateway+" · "+l.Name)
-		}
-	}
-	switch {
-	case len(s.Approvals) > 0 || len(m.Unseen) > 0:
-		// Never green while a session Herald cannot see may ask.
-		m.State = TrayPending
-	case connected > 0 && connected < len(s.Gateways):
-		m.State = TrayDegraded
-	case connected > 0:
-		m.State = TrayConnected
-	default:
-		m.State = TrayDisconnected
-	}
-	m.Tooltip = fmt.Sprintf("Herald: %d of %d gateways connected, %d approvals pending", connected, len(s.Gateways), len(s.Approvals))
-	if len(m.Unseen) > 0 {
-		m.Tooltip += fmt.Sprintf("; %d session(s) run where Herald cannot see them (another client may have them, or none), so their approvals cannot reach Herald: %s", len(m.Unseen), strings.Join(names, ", "))
-	}
-	for _, r := range s.Approvals {
-		if r.Kind.IsPrompt() {
-			m.Pending = append(m.Pending, trayPrompt(r))
-			continue
-		}
-		m.Pending = append(m.Pending, trayApprovalIn(r.Request, r.Display))
-	}
-	for _, ss := range s.Sessions {
-		if ss.Running {
-			m.Runs = append(m.Runs, trayRun(ss))
-		}
-	}
-	return m
 }

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"time"
+
 	"github.com/herald-desktop/herald/approval"
 )
 
@@ -13,6 +15,50 @@ func (a *App) TrayAnswer(key, choice string) {
 		return
 	}
 	a.answerFrom(key, choice, "tray")
+}
+
+// trayGap is the least time between two tray updates in a burst of
+// changes; the first change of a burst shows at once.
+const trayGap = 25 * time.Millisecond
+
+// trayTick refreshes the tray while runs are listed, so "for how long"
+// stays true.
+const trayTick = 30 * time.Second
+
+// updateTray derives the tray from the current state and shows it.
+func (a *App) updateTray() {
+	a.mu.Lock()
+	t := a.tray
+	a.mu.Unlock()
+	if t == nil {
+		return
+	}
+	m := trayModel(a.Snapshot())
+	t.Update(m)
+	a.tickTray(len(m.Runs) > 0)
+}
+
+// tickTray arms one refresh trayTick from now while runs are listed.
+func (a *App) tickTray(runs bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !runs || a.trayTicking {
+		return
+	}
+	a.trayTicking = true
+	t := a.d.Clock.NewTimer(trayTick)
+	go func() {
+		select {
+		case <-t.C():
+		case <-a.ctx.Done():
+			t.Stop()
+			return
+		}
+		a.mu.Lock()
+		a.trayTicking = false
+		a.mu.Unlock()
+		a.trayPump.poke()
+	}()
 }
 
 // TrayOpen opens an approval's sheet.

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 
@@ -66,19 +65,25 @@ func (t *systrayTray) Update(m TrayModel) {
 			}
 		}()
 	}
+	// What waits for the user first, newest last; then what Herald
+	// cannot see; then each run with Stop and Open at this level.
 	switch {
-	case len(m.Pending) == 0 && len(m.Unseen) > 0:
+	case m.Waiting == 0 && len(m.Pending) == 0 && len(m.Unseen) > 0:
 		systray.AddMenuItem("No approvals Herald can see", "").Disable()
-	case len(m.Pending) == 0:
+	case m.Waiting == 0 && len(m.Pending) == 0:
 		systray.AddMenuItem("No approvals pending", "").Disable()
-	}
-	for _, u := range m.Unseen {
-		u := u
-		item := systray.AddMenuItem(surface.DBusMenu(u.Label), "Herald does not receive this session's approvals")
-		on(item.AddSubMenuItem("Follow", "Receive its events and approvals here"), func() { t.act.TrayFollow(u.Gateway, u.ID) })
 	}
 	for _, p := range m.Pending {
 		p := p
+		switch p.State {
+		case TrayItemUnknown:
+			parent := systray.AddMenuItem(surface.DBusMenu(p.Label), "Herald sent an answer and does not know whether it took effect; it says so once the gateway tells")
+			on(parent.AddSubMenuItem("Open…", ""), func() { t.act.TrayOpen(p.Key) })
+			continue
+		case TrayItemAnswering:
+			systray.AddMenuItem(surface.DBusMenu(p.Label+" — sending your answer…"), "").Disable()
+			continue
+		}
 		parent := systray.AddMenuItem(surface.DBusMenu(p.Label), "Pending approval")
 		if p.Note != "" {
 			parent.AddSubMenuItem(surface.DBusMenu(p.Note), "").Disable()
@@ -101,13 +106,21 @@ func (t *systrayTray) Update(m TrayModel) {
 		}
 		on(parent.AddSubMenuItem("Open…", ""), func() { t.act.TrayOpen(p.Key) })
 	}
+	for _, u := range m.Unseen {
+		u := u
+		item := systray.AddMenuItem(surface.DBusMenu(u.Label), "Herald does not receive this session's approvals")
+		on(item.AddSubMenuItem("Follow", "Receive its events and approvals here"), func() { t.act.TrayFollow(u.Gateway, u.ID) })
+	}
 	if len(m.Runs) > 0 {
 		systray.AddSeparator()
-		runs := systray.AddMenuItem(fmt.Sprintf("Active runs (%d)", len(m.Runs)), "Runs in progress")
 		for _, r := range m.Runs {
 			r := r
-			item := runs.AddSubMenuItem(surface.DBusMenu(r.Label), "Active run")
-			on(item.AddSubMenuItem("Stop", "Interrupt this run; the result shows once the gateway confirms"), func() { t.act.TrayStop(r.Gateway, r.ID) })
+			systray.AddMenuItem(surface.DBusMenu(r.Label), "Running now").Disable()
+			on(systray.AddMenuItem(trayIndent+"Stop", "Interrupt this run; the result shows once the gateway confirms"), func() { t.act.TrayStop(r.Gateway, r.ID) })
+			on(systray.AddMenuItem(trayIndent+"Open", "Show it in Herald's window"), func() { t.act.TrayOpenRun(r.Gateway, r.ID) })
+		}
+		if m.MoreRuns > 0 {
+			on(systray.AddMenuItem(plural(m.MoreRuns, "more run: open Herald", "more runs: open Herald"), ""), t.act.TrayShow)
 		}
 	}
 	systray.AddSeparator()
@@ -117,8 +130,11 @@ func (t *systrayTray) Update(m TrayModel) {
 	on(systray.AddMenuItem("Quit", ""), t.act.TrayQuit)
 }
 
+// trayIndent sets a run's Stop and Open under its line.
+const trayIndent = "    "
+
 func sameTray(a, b TrayModel) bool {
-	if a.State != b.State || a.Tooltip != b.Tooltip || a.NotificationsPause != b.NotificationsPause || len(a.Pending) != len(b.Pending) || len(a.Runs) != len(b.Runs) || !slices.Equal(a.Unseen, b.Unseen) {
+	if a.State != b.State || a.Tooltip != b.Tooltip || a.NotificationsPause != b.NotificationsPause || a.Waiting != b.Waiting || a.MoreRuns != b.MoreRuns || len(a.Pending) != len(b.Pending) || len(a.Runs) != len(b.Runs) || !slices.Equal(a.Unseen, b.Unseen) {
 		return false
 	}
 	for i := range a.Pending {

@@ -23,7 +23,9 @@ func (a *App) push() {
 	t := a.tray
 	a.mu.Unlock()
 	if t != nil {
-		t.Update(trayModel(s))
+		m := trayModel(s)
+		t.Update(m)
+		a.tickTray(len(m.Runs) > 0)
 	}
 }
 
