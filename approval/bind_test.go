@@ -125,6 +125,12 @@ func TestUnknownReconciled(t *testing.T) {
 		{"turn ended unseen", legacy("g1", "s1", "rm -rf ./a", t0), "once", func(*fixture) []wire.Event {
 			return []wire.Event{event("g1", "s1", wire.MessageComplete, t0, map[string]any{"status": "complete"})}
 		}, StateOutcomeUnknown, "outcome unknown"},
+		{"runtime gone after a restart", legacy("g1", "s1", "rm -rf ./a", t0), "deny", func(*fixture) []wire.Event {
+			return []wire.Event{{Gateway: "g1", Session: "s1", Kind: wire.SessionGone, ReceivedAt: t0}}
+		}, StateOutcomeUnknown, "runtime is gone"},
+		{"another runtime gone", legacy("g1", "s1", "rm -rf ./a", t0), "deny", func(*fixture) []wire.Event {
+			return []wire.Event{{Gateway: "g1", Session: "s2", Kind: wire.SessionGone, ReceivedAt: t0}, {Gateway: "g2", Session: "s1", Kind: wire.SessionGone, ReceivedAt: t0}}
+		}, StateSentUnknown, UnknownDetail},
 		{"listed again by id", srq("g1", "s1", "srq-1", "rm -rf ./a", t0), "once", func(*fixture) []wire.Event {
 			return []wire.Event{srq("g1", "s1", "srq-1", "rm -rf ./a", t0)}
 		}, StatePending, "listed it again"},

@@ -24,7 +24,7 @@ import (
 func (in *Inbox) Ingest(ev wire.Event) {
 	switch {
 	case ev.Kind == wire.ApprovalRequest, ev.Kind == wire.ApprovalServerRequest, ev.Kind == wire.RequestCancel, ev.Kind == wire.Resync, ev.Kind == wire.ToolComplete, ev.Kind == wire.MessageComplete:
-	case ev.Kind == sessionFollowed, ev.Kind == sessionElsewhere, ev.Kind == approvalResponded, ev.Kind == approvalsListed:
+	case ev.Kind == sessionFollowed, ev.Kind == sessionElsewhere, ev.Kind == approvalResponded, ev.Kind == approvalsListed, ev.Kind == wire.SessionGone:
 	case ev.IsPrompt(), ev.IsPromptExpire(), ev.Kind == wire.Refused:
 	case wire.IsRunEnd(ev.Kind):
 	default:
@@ -62,6 +62,8 @@ func (in *Inbox) Ingest(ev wire.Event) {
 			in.respondedLocked(ev, now)
 		case approvalsListed:
 			in.listedLocked(ev, now)
+		case wire.SessionGone:
+			in.runtimeGoneLocked(ev, now)
 		}
 	})
 }
@@ -485,6 +487,25 @@ func (in *Inbox) turnEndLocked(ev wire.Event, now time.Time) {
 		}
 	}
 	in.regainOrderLocked(sessionNS(ev))
+}
+
+// runtimeGoneLocked applies herald.session_gone: the session's runtime
+// (its live id) no longer exists on the gateway (it restarted, or a cold
+// resume gave the session a new runtime), so nothing of that runtime
+// waits there any more. An answer of it whose outcome was unknown is
+// settled: still unknown whether it took effect, but no longer waiting
+// (a restart or a freeze no longer leaves it up until its deadline).
+// Matched by the runtime id only: the stored session lives on under its
+// new one.
+func (in *Inbox) runtimeGoneLocked(ev wire.Event, now time.Time) {
+	if ev.Session == "" {
+		return
+	}
+	for _, it := range in.sortedLocked(func(it *item) bool {
+		return it.Gateway == ev.Gateway && it.Session == ev.Session && it.State == StateSentUnknown
+	}) {
+		in.endLocked(it, ending{StateCancelled, Outcome{Reason: CancelSessionClosed, Detail: "its session's runtime is gone from the gateway: it restarted, or gave the session a new one"}}, now)
+	}
 }
 
 // idInOtherSessionLocked reports whether a server request's id already
