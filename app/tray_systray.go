@@ -53,18 +53,7 @@ func (t *systrayTray) Update(m TrayModel) {
 	systray.SetIcon(trayIcon(m.State))
 	systray.SetTooltip(surface.Line(m.Tooltip))
 	systray.ResetMenu()
-	on := func(item *systray.MenuItem, fn func()) {
-		go func() {
-			for {
-				select {
-				case <-item.ClickedCh:
-					fn()
-				case <-gen:
-					return
-				}
-			}
-		}()
-	}
+	on := func(item *systray.MenuItem, fn func()) { go forwardClicks(item.ClickedCh, gen, fn) }
 	// What waits for the user first, newest last; then what Herald
 	// cannot see; then each run with Stop and Open at this level.
 	switch {
@@ -128,6 +117,32 @@ func (t *systrayTray) Update(m TrayModel) {
 	on(systray.AddMenuItemCheckbox("Pause notifications", "", m.NotificationsPause), t.act.TrayTogglePause)
 	on(systray.AddMenuItem("Open Herald", ""), t.act.TrayShow)
 	on(systray.AddMenuItem("Quit", ""), t.act.TrayQuit)
+}
+
+// forwardClicks calls act for each click on an item until the menu is
+// rebuilt (gen closed). fyne.io/systray closes an item's ClickedCh when
+// the menu is reset: a closed channel is no click, and a rebuild that
+// has begun wins over a click not yet taken. (Reading a closed channel as
+// a click, a goroutine not yet parked when the menu was reset chose at
+// random between that and the rebuild: the old menu's Deny or Allow once
+// was then sent without a click.)
+func forwardClicks(clicked <-chan struct{}, gen <-chan struct{}, act func()) {
+	for {
+		select {
+		case <-gen:
+			return
+		case _, ok := <-clicked:
+			if !ok {
+				return
+			}
+			select {
+			case <-gen:
+				return
+			default:
+			}
+			act()
+		}
+	}
 }
 
 // trayIndent sets a run's Stop and Open under its line.
