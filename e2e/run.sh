@@ -30,6 +30,7 @@ pkgs=(
   xvfb xauth x11-utils xdotool imagemagick                     # display, key presses, screenshots
   dbus-daemon gnome-keyring libsecret-tools                    # session bus, Secret Service
   tesseract-ocr tesseract-ocr-eng fonts-dejavu-core            # reading the screenshots
+  dunst xfce4-panel                                            # a real notification server and tray host
 )
 missing=()
 for p in "${pkgs[@]}"; do
