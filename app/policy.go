@@ -177,7 +177,26 @@ type desk struct {
 	dnd      bool
 	slots    map[string]*slot // by gateway
 	gen      uint64
+	// said remembers what each session's notification (unseen, taken
+	// elsewhere) said and when: the same thing is not said again within
+	// renoticeAfter (a session another client drives is offered again at
+	// each of its turns; the tray lists it all along).
+	said      map[string][]saidNote
+	saidOrder []string
 }
+
+// saidNote is what an informational notification said, and when.
+type saidNote struct {
+	title string
+	at    time.Time
+}
+
+// renoticeAfter is how long an informational notification that said the
+// same thing before stays unsaid; saidMax bounds the ids remembered.
+const (
+	renoticeAfter = 10 * time.Minute
+	saidMax       = 256
+)
 
 // slot is one gateway's informational notification.
 type slot struct {
@@ -234,18 +253,45 @@ func (d *desk) Notify(n Notification) error {
 	case !rule.Slot:
 		return p.Notify(n)
 	}
+	now := d.clk.Now()
+	if (n.Kind == NoteUnseen || n.Kind == NoteElsewhere) && d.saidLocked(n, now) {
+		return nil // said already: the tray and the window still show it
+	}
 	s := d.slots[n.Gateway]
 	if s == nil {
 		s = &slot{}
 		d.slots[n.Gateway] = s
 	}
-	now := d.clk.Now()
 	s.items = slices.DeleteFunc(s.items, func(it slotItem) bool { return it.n.ID == n.ID || !now.Before(it.until) })
 	s.items = append(s.items, slotItem{n: n, until: now.Add(n.Expire)})
 	if len(s.items) > slotItemsMax {
 		s.items = s.items[len(s.items)-slotItemsMax:]
 	}
 	return d.showSlotLocked(n.Gateway, s, now)
+}
+
+// saidLocked reports whether n says what its id said within
+// renoticeAfter, and remembers that it says it now.
+func (d *desk) saidLocked(n Notification, now time.Time) bool {
+	if d.said == nil {
+		d.said = map[string][]saidNote{}
+	}
+	prev, known := d.said[n.ID]
+	for _, p := range prev {
+		if p.title == n.Title && now.Sub(p.at) < renoticeAfter {
+			return true
+		}
+	}
+	kept := slices.DeleteFunc(slices.Clone(prev), func(p saidNote) bool { return p.title == n.Title || now.Sub(p.at) >= renoticeAfter })
+	d.said[n.ID] = append(kept, saidNote{title: n.Title, at: now})
+	if !known {
+		d.saidOrder = append(d.saidOrder, n.ID)
+		for len(d.saidOrder) > saidMax {
+			delete(d.said, d.saidOrder[0])
+			d.saidOrder = d.saidOrder[1:]
+		}
+	}
+	return false
 }
 
 // Withdraw takes a notification down; an informational one leaves its

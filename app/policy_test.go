@@ -133,9 +133,12 @@ func TestDeskOneInformationalPerGateway(t *testing.T) {
 	}
 	d.Notify(unseenNote("lab", "s2", "Deploy"))
 	d.Notify(unseenNote("lab", "s3", "Nightly"))
-	d.Notify(unseenNote("lab", "s3", "Nightly")) // the same session again counts once
+	d.Notify(unseenNote("lab", "s3", "Nightly")) // the same session again: said already
 	d.Notify(unseenNote("prod", "s9", "Other"))
-	sum := p.notified[3]
+	if len(p.notified) != 4 {
+		t.Fatalf("%d notifications, want 4 (the repeat unsaid)", len(p.notified))
+	}
+	sum := p.notified[2]
 	if sum.ID != slotPrefix+"lab" || sum.Title != "3 sessions on lab run where Herald cannot see them" || hasAction(sum, ActionFollow) {
 		t.Fatalf("summed %+v", sum)
 	}
@@ -355,5 +358,41 @@ func TestPolicyDocIsTheTable(t *testing.T) {
 		if !seen[name] {
 			t.Errorf("docs/notifications.md has no row for %q", name)
 		}
+	}
+}
+
+// TestDeskSaysASessionOnce: a session another client drives is offered at
+// each of its turns; its notification says so once (and again when what
+// it says changes, e.g. it now waits), not at every turn, until
+// renoticeAfter has passed.
+func TestDeskSaysASessionOnce(t *testing.T) {
+	t.Parallel()
+	d, p, clk := deskRig(t)
+	d.Notify(unseenNote("lab", "s1", "Fix the build"))
+	d.Notify(unseenNote("lab", "s1", "Fix the build")) // its next turn
+	if len(p.notified) != 1 {
+		t.Fatalf("the same session's next turn notified again: %d", len(p.notified))
+	}
+	waits := unseenNote("lab", "s1", "Fix the build")
+	waits.Title = "A session on lab waits for an answer Herald cannot see"
+	d.Notify(waits)
+	if len(p.notified) != 2 || p.lastNotified().Title != waits.Title {
+		t.Fatalf("what changed was not said: %+v", p.notified)
+	}
+	d.Notify(unseenNote("lab", "s1", "Fix the build")) // running again: said before
+	if len(p.notified) != 2 {
+		t.Fatalf("said again: %+v", p.lastNotified())
+	}
+	clk.Advance(renoticeAfter)
+	d.Notify(unseenNote("lab", "s1", "Fix the build"))
+	if len(p.notified) != 3 {
+		t.Fatalf("not said again after %s", renoticeAfter)
+	}
+	// Other kinds are not held back: a second stop of the same run.
+	stop := Notification{ID: "herald-stop:x", Kind: NoteStopped, Gateway: "lab", Title: "Run stopped"}
+	d.Notify(stop)
+	d.Notify(stop)
+	if len(p.notified) != 5 {
+		t.Fatalf("a stop was held back: %d notified", len(p.notified))
 	}
 }
