@@ -487,7 +487,14 @@ func (in *Inbox) Pending() []Request {
 }
 
 // Snapshot returns every request in the inbox, oldest first.
-func (in *Inbox) Snapshot() Snapshot {
+func (in *Inbox) Snapshot() Snapshot { return in.snapshot(false) }
+
+// LiveSnapshot is Snapshot with the live requests only (pending,
+// answering, sent with an unknown outcome): what waits, without copying
+// the ended ones the inbox keeps (the tray, redrawn on every change).
+func (in *Inbox) LiveSnapshot() Snapshot { return in.snapshot(true) }
+
+func (in *Inbox) snapshot(live bool) Snapshot {
 	var s Snapshot
 	var seqs []uint64
 	in.do(func(now time.Time) {
@@ -495,9 +502,16 @@ func (in *Inbox) Snapshot() Snapshot {
 		if len(in.floods) > 0 {
 			s.Floods = in.floodsLocked()
 		}
-		seqs = make([]uint64, 0, len(in.items))
-		s.Requests = make([]Request, 0, len(in.items))
+		n := len(in.items)
+		if live {
+			n = 0
+		}
+		seqs = make([]uint64, 0, n)
+		s.Requests = make([]Request, 0, n)
 		for _, it := range in.items {
+			if live && !it.State.Live() {
+				continue
+			}
 			s.Requests = append(s.Requests, it.clone())
 			seqs = append(seqs, it.seq)
 		}

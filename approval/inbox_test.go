@@ -689,3 +689,27 @@ func TestCompletionMatches(t *testing.T) {
 		}
 	})
 }
+
+// TestLiveSnapshot: the live snapshot holds what waits (and answers on
+// their way or of unknown outcome), in arrival order, and none of the
+// ended requests the full one holds.
+func TestLiveSnapshot(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	for _, cmd := range []string{"a", "b", "c"} {
+		f.in.Ingest(srq("g1", "s1", "srq-"+cmd, cmd, t0))
+	}
+	if err := f.in.Answer(ctx, "g1/srq/s1/srq-b", ChoiceDeny, "tray", false); err != nil {
+		t.Fatal(err)
+	}
+	var all, live []string
+	for _, r := range f.in.Snapshot().Requests {
+		all = append(all, r.Command)
+	}
+	for _, r := range f.in.LiveSnapshot().Requests {
+		live = append(live, r.Command)
+	}
+	if !slices.Equal(all, []string{"a", "b", "c"}) || !slices.Equal(live, []string{"a", "c"}) {
+		t.Fatalf("all %v, live %v", all, live)
+	}
+}

@@ -367,8 +367,14 @@ type View struct {
 }
 
 // View returns a consistent snapshot.
-func (s *Service) View() View {
-	snap := s.inbox.Snapshot()
+func (s *Service) View() View { return s.view(s.inbox.Snapshot()) }
+
+// LiveView is View without the ended requests (Recent is empty): what the
+// tray shows, cheap to build on every change however many requests
+// ended.
+func (s *Service) LiveView() View { return s.view(s.inbox.LiveSnapshot()) }
+
+func (s *Service) view(snap approval.Snapshot) View {
 	v := View{At: s.clk.Now(), AuditError: snap.AuditError, Live: s.LiveSessions(), Floods: snap.Floods, Stored: s.storedListings()}
 	for _, r := range snap.Requests {
 		if r.State.Live() {
