@@ -72,7 +72,7 @@ func (f *fakePlatform) OnNotificationAction(fn func(id, action string)) {
 	f.mu.Unlock()
 }
 
-func (f *fakePlatform) waitFor(t *testing.T, what string, cond func(f *fakePlatform) bool) {
+func (f *fakePlatform) waitFor(t testing.TB, what string, cond func(f *fakePlatform) bool) {
 	t.Helper()
 	timer := time.NewTimer(guard)
 	defer timer.Stop()

@@ -55,22 +55,29 @@ func (b *Batcher) Stop() {
 }
 
 // pump runs fn at once on a poke (the leading edge, unlike Batcher), and
-// once more after gap for any pokes that came while it ran: a change
-// reaches the tray without waiting for a batch, and a burst of events
-// costs at most one run per gap.
+// once more for any pokes that came while it ran. Runs are rate-limited
+// by a token bucket: up to burst at once, then one per gap: a change
+// reaches the tray without waiting for a batch, and a stream of events
+// (a reply being written) costs at most one run per gap.
 type pump struct {
-	clk clock.Clock
-	gap time.Duration
-	fn  func()
+	clk   clock.Clock
+	gap   time.Duration
+	burst float64
+	fn    func()
 
 	mu      sync.Mutex
 	busy    bool
 	again   bool
 	stopped bool
+	tokens  float64
+	filled  time.Time
 }
 
+// pumpBurst is how many runs a pump makes at once before its gap applies.
+const pumpBurst = 4
+
 func newPump(clk clock.Clock, gap time.Duration, fn func()) *pump {
-	return &pump{clk: clk, gap: gap, fn: fn}
+	return &pump{clk: clk, gap: gap, burst: pumpBurst, fn: fn, tokens: pumpBurst, filled: clk.Now()}
 }
 
 // poke says something changed.
@@ -88,8 +95,30 @@ func (p *pump) poke() {
 	go p.run()
 }
 
+// takeLocked takes a token, or says how long until one is there.
+func (p *pump) takeLocked() time.Duration {
+	now := p.clk.Now()
+	p.tokens = min(p.burst, p.tokens+float64(now.Sub(p.filled))/float64(p.gap))
+	p.filled = now
+	if p.tokens >= 1 {
+		p.tokens--
+		return 0
+	}
+	return time.Duration((1 - p.tokens) * float64(p.gap))
+}
+
 func (p *pump) run() {
 	for {
+		p.mu.Lock()
+		wait := p.takeLocked()
+		if wait == 0 {
+			p.again = false // this run covers every poke so far
+		}
+		p.mu.Unlock()
+		if wait > 0 {
+			<-p.clk.NewTimer(wait).C()
+			continue
+		}
 		p.fn()
 		p.mu.Lock()
 		if !p.again || p.stopped {
@@ -97,9 +126,7 @@ func (p *pump) run() {
 			p.mu.Unlock()
 			return
 		}
-		p.again = false
 		p.mu.Unlock()
-		<-p.clk.NewTimer(p.gap).C()
 	}
 }
 

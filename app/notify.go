@@ -273,7 +273,10 @@ func (a *App) consume(sub *service.Subscription) {
 		case n.Changed:
 			a.batch.Poke()
 		}
-		a.trayPump.poke()
+		if n.Event == nil {
+			// An event's change follows it (Changed): one poke each.
+			a.trayPump.poke()
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ func (a *App) TrayAnswer(key, choice string) {
 
 // trayGap is the least time between two tray updates in a burst of
 // changes; the first change of a burst shows at once.
-const trayGap = 25 * time.Millisecond
+const trayGap = 10 * time.Millisecond
 
 // trayTick refreshes the tray while runs are listed, so "for how long"
 // stays true.
@@ -33,7 +33,7 @@ func (a *App) updateTray() {
 	if t == nil {
 		return
 	}
-	m := trayModel(a.Snapshot())
+	m := trayModel(a.traySnapshot())
 	t.Update(m)
 	a.tickTray(len(m.Runs) > 0)
 }

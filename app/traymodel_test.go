@@ -140,47 +140,67 @@ func TestTrayTooltipAndMenuModel(t *testing.T) {
 	}
 }
 
-// TestPumpLeadingEdge: the first change reaches the tray at once (no
-// timer); changes while it runs are folded into one more run a gap later.
+// TestPumpLeadingEdge: the first changes reach the tray at once (no
+// timer), up to pumpBurst runs; past that, changes while it runs are
+// folded into one run per gap.
 func TestPumpLeadingEdge(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(t0)
-	ran := make(chan struct{}, 10)
-	release := make(chan struct{})
-	first := true
+	ran := make(chan struct{}, 100)
+	release := make(chan struct{}, 100)
 	p := newPump(clk, trayGap, func() {
 		ran <- struct{}{}
-		if first {
-			first = false
-			<-release
-		}
+		<-release
 	})
-	p.poke()
-	<-ran // at once, without advancing the clock
+	idle := func() {
+		for {
+			p.mu.Lock()
+			busy := p.busy
+			p.mu.Unlock()
+			if !busy {
+				return
+			}
+			select {
+			case <-ran:
+				t.Fatal("an extra run")
+			default:
+			}
+		}
+	}
+	// A burst: each poke runs at once, up to pumpBurst.
+	for range pumpBurst {
+		release <- struct{}{}
+		p.poke()
+		<-ran
+		idle()
+	}
+	if clk.Waiters() != 0 {
+		t.Fatal("a timer within the burst")
+	}
+	// Past it: one run per gap, however many pokes.
 	for range 50 {
 		p.poke()
 	}
-	close(release)
 	clk.BlockUntil(1)
 	if len(ran) != 0 {
 		t.Fatal("ran again before the gap")
 	}
+	release <- struct{}{}
 	clk.Advance(trayGap)
 	<-ran
-	p.mu.Lock()
-	busy := p.busy
-	p.mu.Unlock()
-	for busy {
-		p.mu.Lock()
-		busy = p.busy
-		p.mu.Unlock()
-	}
+	idle()
 	if len(ran) != 0 || clk.Waiters() != 0 {
 		t.Fatalf("extra runs %d, timers %d", len(ran), clk.Waiters())
 	}
+	// Quiet for a while: the burst is back.
+	clk.Advance(pumpBurst * trayGap)
+	release <- struct{}{}
+	p.poke()
+	<-ran
+	idle()
 	p.stop()
 	p.poke()
-	if len(ran) != 0 {
+	if len(ran) != 0 || clk.Waiters() != 0 {
 		t.Fatal("ran after stop")
 	}
 }

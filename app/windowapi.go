@@ -31,8 +31,13 @@ func (a *App) push() {
 
 // Snapshot is the window's whole state; it pulls one on load and then
 // follows EventSnapshot.
-func (a *App) Snapshot() Snapshot {
-	v := a.svc.View()
+func (a *App) Snapshot() Snapshot { return a.snapshotOf(a.svc.View()) }
+
+// traySnapshot is the snapshot the tray is drawn from: without the ended
+// requests (Recent), which it does not show and which cost most to copy.
+func (a *App) traySnapshot() Snapshot { return a.snapshotOf(a.svc.LiveView()) }
+
+func (a *App) snapshotOf(v service.View) Snapshot {
 	a.mu.Lock()
 	st := a.settings
 	warnings := append(append([]string(nil), a.warnings...), v.Limits...)
