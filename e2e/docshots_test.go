@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/herald-desktop/herald/brand"
 )
 
 // docShots are the README's screenshots, by their path in the repository:
@@ -28,6 +30,23 @@ var namesShots = []string{
 	"docs/screenshots/small.png",  // 800×600: the same, reachable
 }
 
+// monitorShots are the README's screenshots TestDesktopMonitor takes (the
+// real panel and notification server).
+var monitorShots = []string{
+	"docs/screenshots/tray-and-notifications.png", // xfce4-panel's tray and dunst: an approval, the gateway's one informational notice
+}
+
+// drawnImages are the README's images drawn by code, not taken by the
+// e2e: the tray icon in each state (go run ./brand/gen; brand's tests
+// check they are current).
+func drawnImages() []string {
+	var out []string
+	for _, st := range brand.TrayStates() {
+		out = append(out, "docs/"+brand.TrayDocPath(st.Name))
+	}
+	return out
+}
+
 // readmeImages are the links to images under docs/ in the README.
 var readmeImages = regexp.MustCompile(`\((docs/[^)\s]+\.(?:png|jpg|gif|svg))\)`)
 
@@ -41,8 +60,8 @@ func TestREADMELinksEveryDocShot(t *testing.T) {
 	for _, m := range readmeImages.FindAllStringSubmatch(string(readme), -1) {
 		linked = append(linked, m[1])
 	}
-	all := append(slices.Clone(docShots), namesShots...)
-	for _, doc := range all {
+	all := append(append(slices.Clone(docShots), namesShots...), monitorShots...)
+	for _, doc := range append(slices.Clone(all), drawnImages()...) {
 		if !slices.Contains(linked, doc) {
 			t.Errorf("README.md does not link %s, which the desktop e2e takes", doc)
 		}
@@ -51,7 +70,7 @@ func TestREADMELinksEveryDocShot(t *testing.T) {
 		}
 	}
 	for _, l := range linked {
-		if !slices.Contains(all, l) {
+		if !slices.Contains(all, l) && !slices.Contains(drawnImages(), l) {
 			t.Errorf("README.md links %s, which no e2e scenario takes (add it to docShots and take it)", l)
 		}
 	}

@@ -130,8 +130,10 @@ func TestDesktopMonitor(t *testing.T) {
 		env:  e.childEnv("HERALD_CONFIG_DIR="+cfgDir, "GSETTINGS_BACKEND=memory", "NO_AT_BRIDGE=1"),
 		dir:  base,
 	})
-	m := &monitor{t: t, e: e, d: d, rec: rec, peer: peer, herald: herald, sum: sum,
+	docs := newDocShooter(art, monitorShots)
+	m := &monitor{t: t, e: e, d: d, rec: rec, peer: peer, herald: herald, sum: sum, docs: docs,
 		sock: filepath.Join(base, "run", "herald", "control.sock")}
+	t.Cleanup(func() { docs.missing(t) })
 	reg, err := e.waitPanelItem(60 * time.Second)
 	if err != nil {
 		m.fatalf("%v", err)
@@ -167,6 +169,7 @@ type monitor struct {
 	tray   *trayClient
 	sum    *summary
 	sock   string
+	docs   *docShooter
 }
 
 func (m *monitor) fatalf(format string, args ...any) {
@@ -463,7 +466,23 @@ func (m *monitor) notificationsUnderLoad(t *testing.T) {
 	const cmd1, cmd2 = "git push --force origin main", "rm -rf ./build"
 	m.ask("approve-seq: " + cmd1 + " || " + cmd2)
 	r1 := m.pending(cmd1)
-	m.shoot("02-approval")
+	// For the README: the panel's tray and dunst's popups, the approval
+	// beside the gateway's one informational notification.
+	if err := poll(10*time.Second, 50*time.Millisecond, func() (bool, error) {
+		for _, ev := range m.rec.events() {
+			if ev.What == "shown" && ev.Key == r1.Key {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err == nil {
+		m.shoot("02-approval")
+		if _, err := m.e.run(15*time.Second, "convert", filepath.Join(m.e.art, "02-approval.png"), "-crop", "1280x250+0+0", "+repage", filepath.Join(m.e.art, "tray-and-notifications.png")); err != nil {
+			t.Logf("cropping the screenshot: %v", err)
+		} else {
+			m.docs.shot(t, "tray-and-notifications.png", monitorShots[0])
+		}
+	}
 	// The tray counts it, in the singular.
 	if err := poll(10*time.Second, 20*time.Millisecond, func() (bool, error) { return strings.Contains(m.tooltip(), "1 request waits for you"), nil }); err != nil {
 		t.Errorf("tooltip %q does not count the approval in the singular", m.tooltip())
