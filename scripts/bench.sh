@@ -16,7 +16,7 @@ raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 args=(-run '^$' -bench "${BENCH:-.}" -benchmem -count "${COUNT:-1}")
 [ -n "${BENCHTIME:-}" ] && args+=(-benchtime "$BENCHTIME")
-if ! go test "${args[@]}" ./backend/... ./approval/ ./service/ >"$raw" 2>&1; then
+if ! go test "${args[@]}" ./backend/... ./approval/ ./service/ ./app/ >"$raw" 2>&1; then
 	cat "$raw" >&2
 	echo "bench: go test failed" >&2
 	exit 1
