@@ -713,3 +713,42 @@ func TestLiveSnapshot(t *testing.T) {
 		t.Fatalf("all %v, live %v", all, live)
 	}
 }
+
+// TestExpiryFromWhenTheGatewayAsked: an API server's approval carries
+// when the gateway asked; one Herald got late (a run followed after it
+// asked) counts its time from then, not from when Herald saw it. Delivery
+// and clock skew under lateSlack, a timestamp in the future or older than
+// the whole timeout, and none at all count from when Herald got it.
+func TestExpiryFromWhenTheGatewayAsked(t *testing.T) {
+	t.Parallel()
+	unix := func(at time.Time) float64 { return float64(at.UnixNano()) / 1e9 }
+	for _, tc := range []struct {
+		name  string
+		ts    any // the payload's timestamp, or nil
+		asked time.Time
+	}{
+		{"followed 14 s late", unix(t0.Add(-14 * time.Second)), t0.Add(-14 * time.Second)},
+		{"delivered at once", unix(t0.Add(-300 * time.Millisecond)), t0},
+		{"gateway clock ahead", unix(t0.Add(time.Minute)), t0},
+		{"older than the timeout", unix(t0.Add(-DefaultTimeout)), t0},
+		{"no timestamp", nil, t0},
+		{"not a number", "yesterday", t0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			p := map[string]any{"command": "git reset --hard HEAD", "choices": knownChoices, "run_id": "run1"}
+			if tc.ts != nil {
+				p["timestamp"] = tc.ts
+			}
+			f.in.Ingest(event("g1", "run1", wire.ApprovalRequest, t0, p))
+			r := f.only(t)
+			if r.Command != "git reset --hard HEAD" || r.State != StatePending || !r.OneClickApprovable() {
+				t.Fatalf("the approval itself: %+v", r)
+			}
+			if got, want := r.ExpiresAt, tc.asked.Add(DefaultTimeout); got.Sub(want).Abs() > time.Millisecond || !r.ReceivedAt.Equal(t0) {
+				t.Fatalf("expires %v, want %v (received %v)", got, want, r.ReceivedAt)
+			}
+		})
+	}
+}

@@ -145,7 +145,8 @@ func (in *Inbox) approvalFromLocked(ev wire.Event, a *wire.ApprovalPayload, now 
 	if r.ReceivedAt.IsZero() {
 		r.ReceivedAt = now
 	}
-	r.ExpiresAt = r.ReceivedAt.Add(in.timeoutFor(r.Gateway))
+	timeout := in.timeoutFor(r.Gateway)
+	r.ExpiresAt = askedAt(a.AskedAt(), r.ReceivedAt, timeout).Add(timeout)
 	tooLong = in.boundLocked(&r)
 	in.titleLocked(&r)
 	// A gateway-given id is the key only together with its session: the
@@ -260,6 +261,28 @@ func offered(a *wire.ApprovalPayload) []string {
 		}
 	}
 	return out
+}
+
+// lateSlack is how much earlier than Herald received it a gateway may say
+// it asked before Herald counts the request's time from the gateway's
+// word: less is delivery and clock skew.
+const lateSlack = 2 * time.Second
+
+// askedAt is when the gateway asked: its own timestamp (Unix seconds; the
+// API server's events carry one) when Herald got the request clearly
+// late, as when it followed a run after the run asked, so the countdown
+// is the gateway's; never earlier than a whole timeout ago (a clock far
+// behind cannot expire it at once), never later than Herald got it.
+// Without a timestamp, when Herald got it.
+func askedAt(ts float64, received time.Time, timeout time.Duration) time.Time {
+	if ts <= 0 {
+		return received
+	}
+	asked := time.Unix(0, 0).Add(time.Duration(ts * float64(time.Second)))
+	if received.Sub(asked) < lateSlack || received.Sub(asked) >= timeout {
+		return received
+	}
+	return asked
 }
 
 func (in *Inbox) timeoutFor(gateway string) time.Duration {

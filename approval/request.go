@@ -129,8 +129,10 @@ type Request struct {
 	QuestionID string    `json:"question_id,omitempty"`
 	Questions  int       `json:"questions,omitempty"`
 	ReceivedAt time.Time `json:"received_at"` // when Herald first received it
-	// ExpiresAt is ReceivedAt plus the gateway's configured timeout. (The
-	// gateway's own expires_at reads its monotonic clock, not wall time.)
+	// ExpiresAt is when the gateway asked plus its configured timeout:
+	// ReceivedAt, or the gateway's own timestamp when Herald got the
+	// request late (see askedAt). (The gateway's own expires_at reads its
+	// monotonic clock, not wall time.)
 	ExpiresAt time.Time `json:"expires_at"`
 	Dialect   Dialect   `json:"dialect"` // how it is answered
 	State     State     `json:"state"`   // where it is in its life cycle

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -163,6 +164,20 @@ type ApprovalPayload struct {
 	// hermes-desktop#904). The inbox then binds an approving answer by
 	// the oldest-first proof, and still sends the id.
 	AnswerByOrder bool `json:"answer_by_order,omitempty"`
+	// Timestamp is the gateway's wall clock (Unix seconds) when it
+	// asked; the API server's events carry it. Raw: one that is not a
+	// number is ignored (AskedAt), never a reason to drop the approval.
+	Timestamp json.RawMessage `json:"timestamp,omitempty"`
+}
+
+// AskedAt is Timestamp as Unix seconds, 0 when it is absent or not a
+// finite number.
+func (p ApprovalPayload) AskedAt() float64 {
+	var f float64
+	if len(p.Timestamp) == 0 || json.Unmarshal(p.Timestamp, &f) != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
 }
 
 // CancelPayload is request.cancel.
