@@ -18,6 +18,7 @@ import (
 	"github.com/herald-desktop/herald/app"
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/hermespeer"
+	"github.com/herald-desktop/herald/backend/wire"
 	"github.com/herald-desktop/herald/service"
 )
 
@@ -154,6 +155,7 @@ func TestDesktopMonitor(t *testing.T) {
 
 	ok := t.Run("turn in the tray", m.turnInTheTray)
 	ok = t.Run("notifications under load", m.notificationsUnderLoad) && ok
+	t.Run("do not disturb", m.doNotDisturb)
 	t.Run("unknown answer settles", m.unknownAnswerSettles)
 	_ = ok
 }
@@ -261,12 +263,17 @@ func (m *monitor) shoot(name string) {
 	}
 }
 
-// trayWatch timestamps every change of the tray item (its tooltip, icon
-// or menu), as the panel hears of it.
+// trayWatch timestamps every change of the tray item as the panel hears
+// of it (its signals), with the tooltip it had then.
 type trayWatch struct {
 	mu      sync.Mutex
-	changes []time.Time
+	changes []trayChange
 	conn    *dbus.Conn
+}
+
+type trayChange struct {
+	at  time.Time
+	tip string // the tooltip read right after a NewToolTip signal
 }
 
 func (m *monitor) watchTray() *trayWatch {
@@ -284,26 +291,30 @@ func (m *monitor) watchTray() *trayWatch {
 	ch := make(chan *dbus.Signal, 256)
 	conn.Signal(ch)
 	go func() {
-		for range ch {
+		for sig := range ch {
+			c := trayChange{at: time.Now()}
+			if sig.Name == "org.kde.StatusNotifierItem.NewToolTip" {
+				c.tip = m.tooltip()
+			}
 			w.mu.Lock()
-			w.changes = append(w.changes, time.Now())
+			w.changes = append(w.changes, c)
 			w.mu.Unlock()
 		}
 	}()
 	return w
 }
 
-// firstAfter is the first change the tray signalled at or after t0.
-func (w *trayWatch) since(t0 time.Time) []time.Time {
+// firstTip is when the tray's tooltip first said what holds, at or after
+// t0.
+func (w *trayWatch) firstTip(t0 time.Time, holds func(string) bool) (time.Time, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []time.Time
 	for _, c := range w.changes {
-		if !c.Before(t0) {
-			out = append(out, c)
+		if !c.at.Before(t0) && c.tip != "" && holds(c.tip) {
+			return c.at, true
 		}
 	}
-	return out
+	return time.Time{}, false
 }
 
 // turnInTheTray: Herald's own turn ("slow 40") shows in the tooltip and
@@ -311,19 +322,34 @@ func (w *trayWatch) since(t0 time.Time) []time.Time {
 func (m *monitor) turnInTheTray(t *testing.T) {
 	m.t = t
 	w := m.watchTray()
+	// Herald's events, to know when it received the turn's start.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	events, err := service.WatchControl(ctx, m.sock, service.WatchEvents, 1024)
+	if err != nil {
+		m.fatalf("watching Herald's events: %v", err)
+	}
 	t0 := time.Now()
 	ask := m.ask("slow 40")
 	var since time.Time
-	v := m.waitView("the turn running", func(v *service.View) bool {
-		for _, s := range v.Sessions {
-			if s.ID == ask.Session && s.Running && !s.Since.IsZero() {
-				since = s.Since
-				return true
+	for since.IsZero() {
+		n, err := events.Next(ctx)
+		if err != nil {
+			m.fatalf("Herald's event stream: %v", err)
+		}
+		// The first event that says the turn runs: 0.19.0 says it in a
+		// session.info (running) before the message.start.
+		if ev := n.Event; ev != nil && ev.Session == ask.Session {
+			if ev.Data == nil {
+				_ = ev.DecodeData()
+			}
+			info, _ := ev.Data.(*wire.SessionInfoPayload)
+			if ev.Kind == wire.MessageStart || ev.Kind == wire.MessageDelta || info != nil && info.Running {
+				since = ev.ReceivedAt
 			}
 		}
-		return false
-	})
-	_ = v
+	}
+	cancel()
 	// The tray shows it: tooltip and the first level of the menu.
 	var tip string
 	var menu menuNode
@@ -342,13 +368,14 @@ func (m *monitor) turnInTheTray(t *testing.T) {
 		l, _ := m.tray.layout()
 		m.fatalf("the running turn is not in the tray: tooltip %q, menu:\n%s", tip, l)
 	}
-	// How fast: the first tray change after Herald received the turn's
-	// first event (its Since, on the same machine's clock).
-	changes := w.since(since)
-	if len(changes) == 0 {
-		m.fatalf("no tray change signalled after the turn started at %s", since.Format("15:04:05.000"))
+	// How fast: from Herald receiving the turn's message.start to the
+	// tray item's signal after which its tooltip lists the run (the same
+	// machine's clock).
+	shown, ok := w.firstTip(since, func(tip string) bool { return strings.Contains(tip, monitorGateway+" · ") })
+	if !ok {
+		m.fatalf("no tray change listing the run signalled after Herald got its start at %s", since.Format("15:04:05.000"))
 	}
-	lat := changes[0].Sub(since)
+	lat := shown.Sub(since)
 	m.sum.add("turn → tray", fmt.Sprintf("%s from Herald receiving the turn's start to the tray item's change signal (bound 100 ms); ask→shown %s", lat.Round(time.Millisecond), since.Sub(t0).Round(time.Millisecond)))
 	if lat > 100*time.Millisecond {
 		t.Errorf("the tray followed the turn's start %s after Herald got it, over 100 ms", lat)
@@ -622,6 +649,87 @@ func countWhat(evs []noteEvent, what string) int {
 	return n
 }
 
+// doNotDisturb: with dunst paused (dunstctl set-paused), Herald sends
+// nothing informational (a new session of another client raises no
+// notification), still sends the approval (dunst holds it), and the tray
+// counts it and says do not disturb is on.
+func (m *monitor) doNotDisturb(t *testing.T) {
+	m.t = t
+	if _, err := m.d.ctl("set-paused", "true"); err != nil {
+		m.fatalf("dunstctl set-paused: %v", err)
+	}
+	defer m.d.ctl("set-paused", "false")
+	if err := poll(10*time.Second, 20*time.Millisecond, func() (bool, error) { return strings.Contains(m.tooltip(), "do not disturb"), nil }); err != nil {
+		m.fatalf("the tray does not say do not disturb is on: %q", m.tooltip())
+	}
+	mark := len(m.rec.events())
+	other, err := dialOther(m.peer.URL)
+	if err != nil {
+		m.fatalf("the other client: %v", err)
+	}
+	defer other.close()
+	var created struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := other.call("session.create", map[string]any{"cols": 100}, &created); err != nil {
+		m.fatalf("session.create: %v", err)
+	}
+	if err := other.call("prompt.submit", map[string]any{"session_id": created.SessionID, "text": "slow 6"}, nil); err != nil {
+		m.fatalf("prompt.submit: %v", err)
+	}
+	const cmd = "git clean -fdx"
+	m.ask("approve-me: " + cmd)
+	r := m.pending(cmd)
+	if err := poll(20*time.Second, 20*time.Millisecond, func() (bool, error) {
+		return strings.Contains(m.tooltip(), "1 request waits for you") && strings.Contains(m.tooltip(), "do not disturb"), nil
+	}); err != nil {
+		t.Errorf("the tray does not count the approval under do not disturb: %q", m.tooltip())
+	}
+	var sent bool
+	if err := poll(20*time.Second, 20*time.Millisecond, func() (bool, error) {
+		for _, ev := range m.rec.events()[mark:] {
+			sent = sent || ev.What == "notify" && ev.Key == r.Key && ev.Urgency == 2
+		}
+		return sent, nil
+	}); err != nil {
+		t.Errorf("the approval was not sent to dunst (it holds it while paused)")
+	}
+	// The other client's session was offered while paused (Herald saw it).
+	m.waitView("the other client's new session listed", func(v *service.View) bool {
+		for _, g := range v.Live {
+			for _, l := range g.Sessions {
+				if l.ID == created.SessionID {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	for _, ev := range m.rec.events()[mark:] {
+		if ev.What == "notify" && ev.Category == "x-herald.info" {
+			t.Errorf("an informational notification under do not disturb: %q %q", ev.Summary, ev.Body)
+		}
+	}
+	deny, err := m.tray.findEntry(20*time.Second, "Deny under the approval", func(p, c menuNode) bool {
+		return strings.Contains(p.Label, cmd) && c.Label == "Deny"
+	})
+	if err != nil {
+		m.fatalf("%v", err)
+	}
+	if err := m.tray.click(deny.ID); err != nil {
+		m.fatalf("%v", err)
+	}
+	m.waitView("the approval denied", func(v *service.View) bool {
+		for _, a := range v.Recent {
+			if a.Key == r.Key && !a.State.Live() {
+				return true
+			}
+		}
+		return false
+	})
+	m.sum.add("do not disturb", "dunst paused: the tray said so and counted the approval, dunst was sent the approval (it held it), no informational notification was sent")
+}
+
 // unknownAnswerSettles: deny from a notification to a frozen gateway,
 // then kill and restart it.
 func (m *monitor) unknownAnswerSettles(t *testing.T) {
@@ -683,6 +791,7 @@ func (m *monitor) unknownAnswerSettles(t *testing.T) {
 	}
 	m.peer.Restart(t)
 	back := time.Now()
+	var connected time.Time
 	if err := poll(30*time.Second, 20*time.Millisecond, func() (bool, error) {
 		l, err := m.tray.layout()
 		if err != nil {
@@ -696,6 +805,11 @@ func (m *monitor) unknownAnswerSettles(t *testing.T) {
 	}
 	gone := time.Since(back)
 	v := m.waitView("the request settled", func(v *service.View) bool {
+		for _, g := range v.Gateways {
+			if g.Gateway == monitorGateway {
+				connected = g.ConnectedAt
+			}
+		}
 		for _, a := range v.Recent {
 			if a.Key == r.Key {
 				return true
@@ -709,8 +823,8 @@ func (m *monitor) unknownAnswerSettles(t *testing.T) {
 			settled = a
 		}
 	}
-	m.sum.add("unknown", fmt.Sprintf("deny sent to the frozen gateway: unknown in the tray (no choices); gone from the tray %s after the gateway was back (bound 2 s), settled %s: %s",
-		gone.Round(time.Millisecond), settled.State, settled.Outcome.Detail))
+	m.sum.add("unknown", fmt.Sprintf("deny sent to the frozen gateway: unknown in the tray (no choices); gone from the tray %s after the gateway was back (bound 2 s; Herald connected again %s after), settled %s: %s",
+		gone.Round(time.Millisecond), connected.Sub(back).Round(time.Millisecond), settled.State, settled.Outcome.Detail))
 	if gone > 2*time.Second {
 		t.Errorf("the unknown answer left the tray %s after the gateway's return, over 2 s", gone)
 	}
