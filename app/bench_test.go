@@ -25,7 +25,7 @@ func (b *benchTray) Update(m TrayModel) {
 	default:
 	}
 }
-func (b *benchTray) Stop()              {}
+func (b *benchTray) Stop() {}
 
 // benchDesktop is the app against the fake gateway with a tray that
 // reports its updates and a platform that reports notifications.

@@ -114,7 +114,7 @@ type SessionView struct {
 	Word        string    `json:"word,omitempty"`
 	// Since is when Herald saw the running turn start (zero while none
 	// runs): surfaces say for how long it runs.
-	Since time.Time `json:"since,omitzero"`
+	Since time.Time `json:"since,omitempty"`
 	// Name is what every surface calls the session (SessionNames); a
 	// surface fills it.
 	Name string `json:"name"`

@@ -903,7 +903,7 @@ export namespace service {
 	    started: any;
 	    word?: string;
 	    // Go type: time
-	    since: any;
+	    since?: any;
 	    name: string;
 	    shown_id?: string;
 	
@@ -981,6 +981,7 @@ export namespace source {
 	    label: string;
 	    description: string;
 	    confirm?: boolean;
+	    done?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new ChoiceInfo(source);
@@ -993,6 +994,7 @@ export namespace source {
 	        this.label = source["label"];
 	        this.description = source["description"];
 	        this.confirm = source["confirm"];
+	        this.done = source["done"];
 	    }
 	}
 
