@@ -10,6 +10,7 @@ import (
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/clock"
+	"github.com/herald-desktop/herald/backend/source"
 	"github.com/herald-desktop/herald/backend/wire"
 	"github.com/herald-desktop/herald/service"
 )
@@ -360,20 +361,15 @@ func answerNote(r approval.Request, key, choice string, err error) Notification 
 	return n
 }
 
-// choicePast says what an answer did, as a confirmation's title.
+// choicePast says what an answer did, as a confirmation's title: the
+// choice table's words (source.ChoiceInfo.Done), or the answer quoted for
+// a question.
 func choicePast(r approval.Request, choice string) string {
 	if r.Kind.IsPrompt() {
 		return "Answered “" + clipLine(choice, 40) + "”"
 	}
-	switch choice {
-	case approval.ChoiceOnce:
-		return "Allowed once"
-	case approval.ChoiceSession:
-		return "Allowed for the session"
-	case approval.ChoiceAlways:
-		return "Allowed always"
-	case approval.ChoiceDeny:
-		return "Denied"
+	if c, ok := source.ChoiceOf(choice); ok && c.Done != "" {
+		return c.Done
 	}
 	return "Answered " + clipLine(choice, 40)
 }

@@ -30,14 +30,16 @@ type ChoiceInfo struct {
 	Description string `json:"description"`
 	// Confirm: the choice asks the user to confirm first.
 	Confirm bool `json:"confirm,omitempty"`
+	// Done says it was done, for a confirmation ("Allowed once").
+	Done string `json:"done,omitempty"`
 }
 
 // choiceTable is every choice, in Hermes' order.
 var choiceTable = []ChoiceInfo{
-	{Choice: ChoiceOnce, Key: "o", Label: "Allow once", Description: "Run this command this time; Hermes asks again next time."},
-	{Choice: ChoiceSession, Key: "s", Label: "Allow for session", Description: "Run it, and commands like it for the rest of this session, without asking."},
-	{Choice: ChoiceAlways, Key: "a", Label: "Always allow", Description: "Run it, and never ask again for this command pattern on this Hermes.", Confirm: true},
-	{Choice: ChoiceDeny, Key: "d", Label: "Deny", Description: "Do not run it; the agent is told it was refused."},
+	{Choice: ChoiceOnce, Key: "o", Label: "Allow once", Done: "Allowed once", Description: "Run this command this time; Hermes asks again next time."},
+	{Choice: ChoiceSession, Key: "s", Label: "Allow for session", Done: "Allowed for the session", Description: "Run it, and commands like it for the rest of this session, without asking."},
+	{Choice: ChoiceAlways, Key: "a", Label: "Always allow", Done: "Always allowed", Description: "Run it, and never ask again for this command pattern on this Hermes.", Confirm: true},
+	{Choice: ChoiceDeny, Key: "d", Label: "Deny", Done: "Denied", Description: "Do not run it; the agent is told it was refused."},
 }
 
 // ChoiceTable returns every choice with its label, key and description, in
