@@ -19,14 +19,10 @@ func (a *App) push() {
 	if p := a.plat(); p != nil {
 		p.Emit(EventSnapshot, s)
 	}
-	a.mu.Lock()
-	t := a.tray
-	a.mu.Unlock()
-	if t != nil {
-		m := trayModel(s)
-		t.Update(m)
-		a.tickTray(len(m.Runs) > 0)
-	}
+	// The tray has one updater, its pump: a second one drawing this
+	// (older) snapshot could land after the pump's newer one and leave
+	// the tray stale until the next change.
+	a.trayPump.poke()
 }
 
 // Snapshot is the window's whole state; it pulls one on load and then
