@@ -909,16 +909,19 @@ func colourCentre(img image.Image, rgb uint32, minY int) (image.Point, int) {
 // returns the name in lower case, as tesseract reads it.
 func (h *harness) titled(stored, title string) string {
 	h.t.Helper()
+	t0 := time.Now()
 	if err := h.srv.SetTitle(h.live, title); err != nil {
 		h.t.Fatal(err)
 	}
 	// The name the app gives the session (its title, else its short
-	// id), as the control socket reports it.
+	// id), as the control socket reports it, from a listing taken after
+	// the title was set: the title alone also comes in the session's
+	// events, with the last listing (its status) older than that.
 	var name string
 	h.waitView(step, "the gateway listing the session's title", func(v *service.View) bool {
 		for _, g := range v.Live {
 			for _, s := range g.Sessions {
-				if g.Gateway == gwName && s.ID == h.live && s.DisplayName() == title {
+				if g.Gateway == gwName && s.ID == h.live && s.DisplayName() == title && g.At.After(t0) {
 					name = strings.ToLower(v.Names().Of(gwName, h.live, stored, ""))
 					return true
 				}
