@@ -255,8 +255,24 @@ func trayApprovalIn(r approval.Request, d approval.Display) TrayApproval {
 		return TrayApproval{Key: r.Key, Label: trayCutLabel(d.Title)}
 	}
 	label, _, note := oneLine(r, trayLabelMax)
-	return TrayApproval{Key: r.Key, Label: approval.VisibleLine(r.Gateway) + ": " + label, Note: note, CanOnce: oneClick(r, trayLabelMax)}
+	return TrayApproval{Key: r.Key, Label: trayWho(r) + ": " + label, Note: note, CanOnce: oneClick(r, trayLabelMax)}
 }
+
+// trayWho names where a request waits in the tray as every surface does:
+// "gateway · session" (the session's one name, approval.Naming), each
+// bounded so the command keeps its room.
+func trayWho(r approval.Request) string {
+	cut := func(s string, n int) string {
+		if rs := []rune(approval.VisibleLine(s)); len(rs) > n {
+			return string(rs[:n]) + "…"
+		}
+		return approval.VisibleLine(s)
+	}
+	return cut(r.Gateway, trayWhoMax) + " · " + cut(r.RecordedName(), trayWhoMax)
+}
+
+// trayWhoMax bounds the gateway's and the session's name in a tray item.
+const trayWhoMax = 32
 
 // displaySessions is the sessions with the gateway's text (title, model,
 // tool, status, last text) shown as approval.VisibleLine; ids stay as they

@@ -88,7 +88,7 @@ func (a *App) promptAction(id, action string) bool {
 // picked there; sudo and secret only open the window.
 func trayPrompt(r ApprovalView) TrayApproval {
 	t := TrayApproval{Key: r.Key, Kind: string(r.Kind)}
-	gw := approval.VisibleLine(r.Gateway)
+	gw := trayWho(r.Request)
 	switch r.Kind {
 	case approval.KindClarify:
 		t.Label = gw + ": " + trayCut(approval.VisibleLine(r.Question))

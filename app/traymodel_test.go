@@ -102,8 +102,9 @@ func TestTrayRunLines(t *testing.T) {
 func TestTrayTooltipAndMenuModel(t *testing.T) {
 	t.Parallel()
 	a := pendingRequest("lab/k1", "git push --force origin main")
-	a.Session = "s1"
+	a.Session, a.SessionTitle = "s1", "Nightly" // named as the session: one name on every surface
 	unknown := pendingRequest("lab/k2", "rm -rf ./build")
+	unknown.Session, unknown.SessionTitle = "s2", "Clean up"
 	unknown.State, unknown.Outcome.Choice = approval.StateSentUnknown, approval.ChoiceDeny
 	s := Snapshot{Now: t0.Add(2 * time.Minute), Gateways: gateways("connected"),
 		Sessions:  []service.SessionView{{Gateway: "lab", ID: "s1", Name: "Nightly", Running: true, Since: t0, Tool: "terminal: Running git push --force origin main"}},
@@ -112,7 +113,7 @@ func TestTrayTooltipAndMenuModel(t *testing.T) {
 	if m.State != TrayPending || m.Waiting != 1 || len(m.Pending) != 2 || len(m.Runs) != 1 {
 		t.Fatalf("model %+v", m)
 	}
-	for _, want := range []string{"1 request waits for you", "lab · Nightly: waiting for your approval, 2 min", "Outcome unknown: lab: rm -rf ./build", "1 of 1 gateway connected"} {
+	for _, want := range []string{"1 request waits for you", "lab · Nightly: waiting for your approval, 2 min", "Outcome unknown: lab · Clean up: rm -rf ./build", "1 of 1 gateway connected"} {
 		if !strings.Contains(m.Tooltip, want) {
 			t.Errorf("tooltip %q lacks %q", m.Tooltip, want)
 		}
@@ -120,10 +121,10 @@ func TestTrayTooltipAndMenuModel(t *testing.T) {
 	if strings.Contains(m.Tooltip, "1 approvals") || strings.Contains(m.Tooltip, "Running git push") {
 		t.Errorf("tooltip %q", m.Tooltip)
 	}
-	if p := m.Pending[0]; p.State != TrayItemWaiting || !p.CanOnce || !strings.HasPrefix(p.Label, "lab: git push") {
+	if p := m.Pending[0]; p.State != TrayItemWaiting || !p.CanOnce || !strings.HasPrefix(p.Label, "lab · Nightly: git push") {
 		t.Errorf("waiting item %+v", p)
 	}
-	if p := m.Pending[1]; p.State != TrayItemUnknown || p.CanOnce || p.Label != "Outcome unknown: lab: rm -rf ./build" {
+	if p := m.Pending[1]; p.State != TrayItemUnknown || p.CanOnce || p.Label != "Outcome unknown: lab · Clean up: rm -rf ./build" {
 		t.Errorf("unknown item %+v", p)
 	}
 	// Many runs: a few listed, the rest counted.

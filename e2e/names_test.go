@@ -305,6 +305,18 @@ func TestDesktopNames(t *testing.T) {
 				m, _ := tray.layout()
 				t.Errorf("the tray does not name the %s %q: %v\n%s", tc.word, name, err, m)
 			}
+			// The tray: the approval's own item, named alike (the name cut
+			// to the tray's width).
+			who := tc.gw + " · " + name
+			if rs := []rune(name); len(rs) > 32 {
+				who = tc.gw + " · " + string(rs[:32]) + "…"
+			}
+			if _, err := tray.findEntry(step, "the "+tc.word+"'s approval item", func(p, c menuNode) bool {
+				return strings.HasPrefix(c.Label, who+": ") && strings.Contains(c.Label, r.Command)
+			}); err != nil {
+				m, _ := tray.layout()
+				t.Errorf("the tray's approval item does not name the %s %q: %v\n%s", tc.word, name, err, m)
+			}
 			// herald pending.
 			out, err := cli("pending")
 			if err != nil || !strings.Contains(out, "“"+name+"”") {
