@@ -554,7 +554,7 @@ func (m *monitor) notificationsUnderLoad(t *testing.T) {
 	// The second: answered from the tray.
 	r2 := m.pending(cmd2)
 	deny, err := m.tray.findEntry(20*time.Second, "Deny under the second approval", func(p, c menuNode) bool {
-		return strings.HasPrefix(p.Label, monitorGateway+": ") && strings.Contains(p.Label, cmd2) && c.Label == "Deny"
+		return strings.HasPrefix(p.Label, monitorGateway+" · ") && strings.Contains(p.Label, cmd2) && c.Label == "Deny"
 	})
 	if err != nil {
 		m.fatalf("%v", err)
