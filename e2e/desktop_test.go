@@ -1160,7 +1160,7 @@ func (h *harness) clickUntilAnswered(tray *trayClient, key, cmd, label string) {
 	h.t.Helper()
 	for attempt := 1; attempt <= 3; attempt++ {
 		m, err := tray.findEntry(step, "“"+label+"” under the approval", func(p, c menuNode) bool {
-			return strings.Contains(p.Label, cmd) && strings.HasPrefix(p.Label, gwName+": ") && c.Label == label
+			return strings.Contains(p.Label, cmd) && strings.HasPrefix(p.Label, gwName+" · ") && c.Label == label
 		})
 		if err != nil {
 			h.fatalf("%v", err)
