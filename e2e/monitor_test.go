@@ -371,7 +371,7 @@ func (m *monitor) turnInTheTray(t *testing.T) {
 	// How fast: from Herald receiving the turn's message.start to the
 	// tray item's signal after which its tooltip lists the run (the same
 	// machine's clock).
-	lists := func(tip string) bool { return strings.Contains(tip, monitorGateway+" · ") }
+	lists := func(tip string) bool { return strings.Contains(tip, monitorGateway+" · slow 40") }
 	shown, ok := w.firstTip(t0, lists)
 	if !ok {
 		m.fatalf("no tray change listing the run signalled after the prompt (Herald got its start at %s)", since.Format("15:04:05.000"))
