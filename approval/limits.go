@@ -130,11 +130,13 @@ func (in *Inbox) boundLocked(r *Request) (why string) {
 	if d, cut := Truncate(r.Description, MaxDescriptionBytes); cut {
 		r.Description = d + "… (description truncated)"
 	}
-	if len(r.PatternKeys) > MaxPatternKeys {
-		r.PatternKeys = r.PatternKeys[:MaxPatternKeys]
-	}
-	for i, k := range r.PatternKeys {
-		r.PatternKeys[i], _ = Truncate(k, MaxIDBytes)
+	// The keys are the caller's (often a decoded event every subscriber
+	// shares): cut a copy, never the slice it holds.
+	if keys := r.PatternKeys; keys != nil {
+		r.PatternKeys = make([]string, min(len(keys), MaxPatternKeys))
+		for i := range r.PatternKeys {
+			r.PatternKeys[i], _ = Truncate(keys[i], MaxIDBytes)
+		}
 	}
 	for _, id := range []*string{&r.RequestID, &r.QueueID, &r.Session, &r.StoredSession, &r.Epoch} {
 		if len(*id) > MaxIDBytes {

@@ -81,8 +81,16 @@ func TestOtherGatewayFieldsBounded(t *testing.T) {
 		"pattern_keys": strings.Split(strings.Repeat(strings.Repeat("k", 2*MaxIDBytes)+",", 100), ","), "choices": knownChoices,
 	})
 	ev.RequestID = "srq-" + strings.Repeat("9", 4*MaxIDBytes)
+	// Decoded once, as the service's bus does: every subscriber then
+	// holds the same payload, which the inbox must not cut in place.
+	if err := ev.DecodeData(); err != nil {
+		t.Fatal(err)
+	}
 	f.in.Ingest(ev)
 	r := f.only(t)
+	if a, _ := ev.Approval(); len(a.PatternKeys) != 101 || len(a.PatternKeys[0]) != 2*MaxIDBytes {
+		t.Fatalf("the inbox cut the event it was given: %d keys, the first %d bytes", len(a.PatternKeys), len(a.PatternKeys[0]))
+	}
 	if len(r.Description) > MaxDescriptionBytes+100 || len(r.PatternKeys) > MaxPatternKeys || len(r.PatternKeys[0]) > MaxIDBytes || len(r.Key) > 2*MaxIDBytes {
 		t.Fatalf("unbounded: description %d, %d pattern keys of %d, key %d bytes", len(r.Description), len(r.PatternKeys), len(r.PatternKeys[0]), len(r.Key))
 	}
