@@ -421,7 +421,7 @@ func (n Naming) Name() string {
 }
 
 // FirstWords is the start of a prompt as a name: its first words, at most
-// 80 bytes, "…" when cut ("" for a blank prompt).
+// 80 bytes, "..." when cut ("" for a blank prompt).
 func FirstWords(prompt string) string {
 	words := strings.Fields(prompt)
 	cut := false
@@ -433,7 +433,10 @@ func FirstWords(prompt string) string {
 		t, cut = strings.ToValidUTF8(t[:80], ""), true
 	}
 	if cut {
-		t += "…"
+		// ASCII dots: every surface shows a name through VisibleLine,
+		// which marks U+2026 as a look-alike of "...", so an ellipsis of
+		// Herald's own would read "⟦U+2026⟧".
+		t += "..."
 	}
 	return t
 }

@@ -151,13 +151,15 @@ func TestNamingName(t *testing.T) {
 	}{
 		{Naming{Title: " Fix the build ", FirstPrompt: "run the tests"}, "Fix the build"},
 		{Naming{Title: "  ", FirstPrompt: "run the tests and fix what fails", Started: at}, "run the tests and fix what fails"},
-		{Naming{FirstPrompt: "one two three four five six seven eight nine ten"}, "one two three four five six seven eight…"},
+		{Naming{FirstPrompt: "one two three four five six seven eight nine ten"}, "one two three four five six seven eight..."},
 		{Naming{FirstPrompt: "  \n ", Started: at}, "Untitled session, started 13:54"},
 		{Naming{Started: at, Word: "run"}, "Untitled run, started 13:54"},
 		{Naming{}, "Untitled session"},
 	} {
 		if got := tc.n.Name(); got != tc.want {
 			t.Errorf("%+v.Name() = %q, want %q", tc.n, got, tc.want)
+		} else if shown := VisibleLine(got); shown != got {
+			t.Errorf("%+v.Name() %q is shown as %q on every surface", tc.n, got, shown)
 		}
 	}
 	if got := SessionID("", "run_4f2a9c0e11d84b7f9a6b3c2d1e0f9a8b"); got != "run_4f2a9c0e11d84b7f9a6b3c2d1e0f9a8b" {

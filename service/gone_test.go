@@ -80,7 +80,7 @@ func TestStartedRunIsNamedByItsInput(t *testing.T) {
 	for _, sv := range v.Sessions {
 		got[sv.ID] = v.Names().Of("api", sv.ID, "", "")
 	}
-	if got["run_early"] != "clean the build dir" || got["run_late"] != "run the tests and fix every one that…" {
+	if got["run_early"] != "clean the build dir" || got["run_late"] != "run the tests and fix every one that..." {
 		t.Fatalf("run names %q", got)
 	}
 }

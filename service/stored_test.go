@@ -33,7 +33,7 @@ func TestStoredSessionsNamedAndContinued(t *testing.T) {
 	for _, s := range v.Sessions {
 		names[s.ID] = s.Name
 	}
-	if v.Gateway != "api" || names[titled] != "Release checklist" || names[untitled] != "why does the build fail on arm64 when…" {
+	if v.Gateway != "api" || names[titled] != "Release checklist" || names[untitled] != "why does the build fail on arm64 when..." {
 		t.Fatalf("listing: %+v", v)
 	}
 
