@@ -3,6 +3,7 @@ package service
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/source"
@@ -123,24 +124,57 @@ func (s *Service) resumeListedLocked(st *liveState, d source.Discovery) (attach 
 		attach = append(attach, l)
 	}
 	for _, id := range gone {
-		notices = append(notices, SessionNotice{
-			Kind: NoticeGone, Gateway: d.Gateway, Key: id, At: d.At,
-			Text: goneText(d.Gateway, id),
-		})
+		notices = append(notices, SessionNotice{Kind: NoticeGone, Gateway: d.Gateway, Key: id, At: d.At})
 	}
 	return attach, notices
 }
 
-// goneText says for people that a followed session is no longer live: by
-// its stored id, all Herald saved of it.
-func goneText(gw, id string) string {
-	return fmt.Sprintf("Session %q ended on %s while Herald was not running, so Herald no longer follows it.", approval.VisibleLine(id), approval.VisibleLine(gw))
+// goneName is the one name of a followed session that ended while Herald
+// was not running (its stored id, all the settings keep of it): what
+// Herald knows of it now, else the name the history recorded with its
+// last request. known is false when neither names it.
+func (s *Service) goneName(gw, id string) (name string, known bool) {
+	untitled := approval.Naming{Word: conversationWord(s.kindOf(gw))}.Name()
+	if name = s.SessionName(gw, "", id); name != untitled {
+		return name, true
+	}
+	if s.cfg.Store == nil {
+		return name, false
+	}
+	es, err := s.cfg.Store.List(approval.Filter{Gateway: gw, Limit: goneHistoryScan})
+	if err != nil {
+		return name, false
+	}
+	for i := len(es) - 1; i >= 0; i-- {
+		if e := es[i]; e.StoredSession == id && strings.TrimSpace(e.SessionTitle) != "" {
+			return approval.Naming{Title: e.SessionTitle}.Name(), true
+		}
+	}
+	return name, false
+}
+
+// goneHistoryScan is how many of a gateway's newest history entries
+// goneName reads for a gone session's name.
+const goneHistoryScan = 2000
+
+// goneText says for people that a followed session is no longer live, by
+// its name; by its id, as a detail, when Herald knows no name for it.
+func goneText(gw, name, id string, known bool) string {
+	if known {
+		return fmt.Sprintf("Session %q ended on %s while Herald was not running, so Herald no longer follows it.", approval.VisibleLine(name), approval.VisibleLine(gw))
+	}
+	return fmt.Sprintf("A session Herald followed ended on %s while Herald was not running, so Herald no longer follows it (its id was %s).", approval.VisibleLine(gw), approval.VisibleLine(id))
 }
 
 // resumeNow says which followed sessions are gone and attaches the live
 // ones (outside the discovery lock).
 func (s *Service) resumeNow(gw string, attach []source.LiveSession, gone []SessionNotice) {
 	for _, n := range gone {
+		name, known := s.goneName(gw, n.Key)
+		n.Text = goneText(gw, name, n.Key, known)
+		if known {
+			n.Name = name
+		}
 		s.notice(n)
 	}
 	for _, l := range attach {

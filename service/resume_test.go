@@ -1,10 +1,12 @@
 package service
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/hermestest"
 	"github.com/herald-desktop/herald/backend/source"
 )
@@ -118,10 +120,42 @@ func TestResumeOnlyLiveFollowedSessions(t *testing.T) {
 				if len(gone) != 1 || gone[0].Key != ended || !strings.Contains(gone[0].Text, "no longer follows it") || !strings.Contains(gone[0].Text, "ended") {
 					t.Fatalf("gone notices %+v, want one for %s saying it ended", gone, ended)
 				}
+				// Herald knows no name for it: the id is a detail, not its name.
+				if g := gone[0]; g.Name != "" || !strings.Contains(g.Text, "(its id was "+ended+")") {
+					t.Errorf("an unnamed gone session is said as %q (name %q), want its id as a detail", g.Text, g.Name)
+				}
 				if f := r.noticesOf(NoticeFollowFailed); len(f) != 0 {
 					t.Errorf("follow failures %+v", f)
 				}
 			})
 		}
+	}
+}
+
+// TestGoneSessionNamedFromHistory: a followed session that ended while
+// Herald was not running is said by the name the history recorded with
+// its last request, the one name every surface gave it, not by its id.
+func TestGoneSessionNamedFromHistory(t *testing.T) {
+	t.Parallel()
+	r := newLiveRig(t, hermestest.Modern, FollowAsk)
+	_, ended := r.srv.CreateSession()
+	r.srv.Restart()
+	for i, title := range []string{"an older name", "Fix the build"} {
+		e := approval.Entry{Kind: approval.ChangeArrived, Key: fmt.Sprintf("lab/k%d", i), Gateway: "lab", StoredSession: ended, SessionTitle: title, State: approval.StatePending}
+		if err := r.svc.cfg.Store.Record(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.svc.cfg.Store.Record(approval.Entry{Kind: approval.ChangeArrived, Key: "lab/other", Gateway: "lab", StoredSession: "another", SessionTitle: "Not this one", State: approval.StatePending}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.svc.AddSource(SourceConfig{Kind: KindGateway, Config: source.Config{Name: "lab", URL: r.srv.URL, Secrets: map[string]string{"token": r.srv.Token()}},
+		Resume: []string{ended}}); err != nil {
+		t.Fatal(err)
+	}
+	r.wait("the gone notice", func() bool { return len(r.noticesOf(NoticeGone)) == 1 })
+	g := r.noticesOf(NoticeGone)[0]
+	if want := `Session "Fix the build" ended on lab while Herald was not running`; g.Name != "Fix the build" || !strings.HasPrefix(g.Text, want) || strings.Contains(g.Text, ended) {
+		t.Fatalf("gone notice %q (name %q), want it to start %q without the id", g.Text, g.Name, want)
 	}
 }
