@@ -121,17 +121,25 @@ func (r *recorder) mark() int {
 // waitStateAfter waits until some status reported after mark is st.
 func (r *recorder) waitStateAfter(t testing.TB, mark int, st source.State) source.Status {
 	t.Helper()
-	var got source.Status
+	got, _ := r.nextState(t, mark, st)
+	return got
+}
+
+// nextState waits for the first status reported after mark that is st,
+// and returns it with the mark just past it: statuses reported since then
+// are still after that mark.
+func (r *recorder) nextState(t testing.TB, mark int, st source.State) (got source.Status, next int) {
+	t.Helper()
 	r.waitFor(t, string(st), func(_ []wire.Event, sts []source.Status) bool {
-		for _, s := range sts[min(mark, len(sts)):] {
-			if s.State == st {
-				got = s
+		for i := min(mark, len(sts)); i < len(sts); i++ {
+			if sts[i].State == st {
+				got, next = sts[i], i+1
 				return true
 			}
 		}
 		return false
 	})
-	return got
+	return got, next
 }
 
 // waitReconnected waits for a drop (reconnecting) after mark and then a

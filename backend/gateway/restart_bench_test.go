@@ -31,8 +31,10 @@ func restartOnce(tb testing.TB, h *harness, srv *hermestest.Server, down time.Du
 	srv.Restart()
 	back := h.clk.Now().Add(down)
 	for {
-		st := h.rec.waitStateAfter(tb, m, source.StateReconnecting)
-		m = h.rec.mark()
+		// Each wait in turn: a retry due at once (no jitter) may be
+		// refused, and announce the next, before this loop reads it.
+		st, next := h.rec.nextState(tb, m, source.StateReconnecting)
+		m = next
 		if !st.NextRetry.Before(back) {
 			h.clk.Advance(back.Sub(h.clk.Now()))
 			srv.SetFaults(hermestest.Faults{})
