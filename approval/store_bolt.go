@@ -250,9 +250,21 @@ func (s *BoltStore) batcher() {
 		case <-t.C():
 			s.writeAsync()
 		case <-s.now:
-			s.writeAsync()
+			// A Record that found the batch full after this loop took the
+			// last signal, but before the batch was taken, signals again:
+			// write only a batch that is full now, not that one's tail.
+			if s.full() {
+				s.writeAsync()
+			}
 		}
 	}
+}
+
+// full reports whether the waiting batch is due to be written at once.
+func (s *BoltStore) full() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.batch) >= maxBatch || s.batchBytes >= maxBatchBytes
 }
 
 // writeAsync writes the batch for the batcher; a failure is returned by
