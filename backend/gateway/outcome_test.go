@@ -35,7 +35,7 @@ func TestAnswerCutAfterWriteIsUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.rec.waitFor(t, "approval", func(evs []wire.Event, _ []source.Status) bool { return len(approvals(evs)) > 0 })
-	srv.CutAfter(0) // the gateway acts on the answer, then the link drops before its reply
+	srv.CutOnNext("approval.respond") // the gateway acts on the answer, then the link drops before its reply
 	_, err = h.client.RespondApproval(ctxT(t), ref.ID, "once", "")
 	if !errors.Is(err, wire.ErrOutcomeUnknown) {
 		t.Fatalf("answer cut after the write: %v, want an unknown outcome", err)

@@ -184,6 +184,13 @@ func (c *fconn) handleLocked(line []byte) {
 	}
 	c.s.methods = append(c.s.methods, f.Method)
 	c.s.notifyLocked()
+	if c.s.cutOnNext != "" && c.s.cutOnNext == f.Method && c.peer == nil {
+		c.s.cutOnNext = ""
+		c.faults.DropAfterFrames = max(c.sent, 1) // the next frame cuts
+		c.s.callLocked(c, f.Method, f.Params)
+		c.cut()
+		return
+	}
 	result, rerr := c.s.callLocked(c, f.Method, f.Params)
 	if rerr != nil {
 		c.sendLocked(errorFrame(id, rerr.code, rerr.msg))

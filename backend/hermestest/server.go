@@ -139,6 +139,9 @@ type Server struct {
 	// loseNext: the next call of this method is read, then lost with
 	// the link before the gateway acts on it (LoseNext).
 	loseNext string
+	// cutOnNext: the next call of this method is acted on, then the link
+	// drops before the reply or any other frame (CutOnNext).
+	cutOnNext string
 	// promptAnswers are answers to clarify, sudo and secret prompts.
 	promptAnswers []PromptAnswer
 	dials         int
@@ -353,6 +356,17 @@ func (s *Server) LoseNext(method string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loseNext = method
+}
+
+// CutOnNext makes the next call of method from a client (not a peer) be
+// acted on by the gateway, then the link drops abruptly before its reply
+// or any other frame: the gateway took it, the client never hears so.
+// Unlike CutAfter(0), frames the gateway sends before that call (a
+// turn's events) do not cut the link early.
+func (s *Server) CutOnNext(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cutOnNext = method
 }
 
 // Kick cuts every WebSocket connection abruptly (TCP close, no close
