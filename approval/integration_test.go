@@ -3,7 +3,9 @@ package approval
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/herald-desktop/herald/backend/clock"
 	"github.com/herald-desktop/herald/backend/gateway"
@@ -78,11 +80,42 @@ func TestWithGatewayClient(t *testing.T) {
 
 // newGatewayRig is the inbox of a new fixture behind a gateway client on a
 // fake clock, running against srv until the test ends; waitDials(n) waits
-// for the client's nth connection (retry waits are skipped).
+// until the client has connected with at least n dials. A dropped link is
+// redialed at once.
 func newGatewayRig(t *testing.T, srv *hermestest.Server) (*fixture, *gateway.Client, context.Context, func(int)) {
+	t.Helper()
+	f, client, ctx, waitDials, _ := newHeldGatewayRig(t, srv, false)
+	return f, client, ctx, waitDials
+}
+
+// newHeldGatewayRig is newGatewayRig whose redial, with held, waits for
+// release(): a test decides what happens before the client reconnects.
+func newHeldGatewayRig(t *testing.T, srv *hermestest.Server, held bool) (*fixture, *gateway.Client, context.Context, func(int), func()) {
 	t.Helper()
 	clk := clock.NewFake(t0)
 	connected := make(chan int, 10) // dial count at each connect
+	var (
+		mu   sync.Mutex
+		due  time.Time // a retry held back
+		hold = held
+	)
+	retry := func(at time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		if hold {
+			due = at
+			return
+		}
+		clk.Advance(at.Sub(clk.Now()))
+	}
+	release := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		hold = false
+		if !due.IsZero() {
+			clk.Advance(due.Sub(clk.Now()))
+		}
+	}
 	var client *gateway.Client
 	f := newFixture(t, func(o *Options) {
 		o.Clock = clk
@@ -95,7 +128,7 @@ func newGatewayRig(t *testing.T, srv *hermestest.Server) (*fixture, *gateway.Cli
 		OnStatus: func(s source.Status) {
 			switch s.State {
 			case source.StateReconnecting:
-				clk.Advance(s.NextRetry.Sub(clk.Now()))
+				retry(s.NextRetry)
 			case source.StateConnected:
 				connected <- s.Dials
 			}
@@ -119,5 +152,5 @@ func newGatewayRig(t *testing.T, srv *hermestest.Server) (*fixture, *gateway.Cli
 				t.Fatalf("not connected (dial %d)", n)
 			}
 		}
-	}
+	}, release
 }
