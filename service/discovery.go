@@ -325,18 +325,32 @@ func (s *Service) listed(gw, live, key string) (source.LiveSession, bool) {
 	return source.LiveSession{}, false
 }
 
+// goBackground counts one more piece of background work (wg), unless
+// the service is closing; the caller then runs it and calls wg.Done.
+func (s *Service) goBackground() bool {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.bgClosed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
 // attachLive resumes a listed session in the background.
 func (s *Service) attachLive(gw string, l source.LiveSession, auto bool) {
 	// The pool knows the client as soon as it runs (its first listing
 	// may come before the source is registered).
 	c, ok := s.follower(gw)
+	if ok && !s.goBackground() {
+		ok = false // closing: nothing new starts
+	}
 	if !ok {
 		s.live.mu.Lock()
 		delete(s.liveLocked(gw).attaching, l.Key)
 		s.live.mu.Unlock()
 		return
 	}
-	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)

@@ -70,7 +70,12 @@ type Service struct {
 	turns turnWaiters
 	src   sources
 	live  liveSessions
-	wg    sync.WaitGroup // background work of sources (attaching sessions)
+	// bg is the sources' background work (attaching sessions): a source
+	// may still report a listing after Close stopped it (a listing in
+	// flight), so work is added only while bg is open, under bgMu.
+	bgMu     sync.Mutex
+	bgClosed bool
+	wg       sync.WaitGroup
 	// window serves window processes (see SetWindowHost).
 	window atomic.Pointer[windowHost]
 	// controlBound, when set (tests), runs once the control socket is
@@ -420,6 +425,9 @@ func (s *Service) History(f approval.Filter) ([]LogEntry, error) {
 func (s *Service) Close() {
 	s.closeSources()
 	s.stop()
+	s.bgMu.Lock()
+	s.bgClosed = true
+	s.bgMu.Unlock()
 	s.wg.Wait()
 	s.inbox.Close()
 	s.bus.shutdown()
