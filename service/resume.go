@@ -3,7 +3,6 @@ package service
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/herald-desktop/herald/approval"
 	"github.com/herald-desktop/herald/backend/source"
@@ -129,38 +128,52 @@ func (s *Service) resumeListedLocked(st *liveState, d source.Discovery) (attach 
 	return attach, notices
 }
 
-// goneName is the one name of a followed session that ended while Herald
-// was not running (its stored id, all the settings keep of it): what
-// Herald knows of it now, else the name the history recorded with its
-// last request. known is false when neither names it.
-func (s *Service) goneName(gw, id string) (name string, known bool) {
-	untitled := approval.Naming{Word: conversationWord(s.kindOf(gw))}.Name()
-	if name = s.SessionName(gw, "", id); name != untitled {
-		return name, true
+// goneNames names the followed sessions of gateway gw that ended while
+// Herald was not running (their stored ids, all the settings keep of
+// them): by what Herald knows of each now, else by the name the history
+// recorded with its last request (one read of the history for them all).
+// A session named only "Untitled session" is left out: its id says more.
+func (s *Service) goneNames(gw string, ids []string) map[string]string {
+	word := conversationWord(s.kindOf(gw))
+	untitled := func(name string) bool {
+		return name == approval.Naming{Word: word}.Name() || name == approval.Naming{}.Name()
 	}
-	if s.cfg.Store == nil {
-		return name, false
+	names := map[string]string{}
+	var unnamed []string
+	for _, id := range ids {
+		if name := s.SessionName(gw, "", id); !untitled(name) {
+			names[id] = name
+		} else {
+			unnamed = append(unnamed, id)
+		}
+	}
+	if len(unnamed) == 0 || s.cfg.Store == nil {
+		return names
 	}
 	es, err := s.cfg.Store.List(approval.Filter{Gateway: gw, Limit: goneHistoryScan})
 	if err != nil {
-		return name, false
+		return names
 	}
-	for i := len(es) - 1; i >= 0; i-- {
-		if e := es[i]; e.StoredSession == id && strings.TrimSpace(e.SessionTitle) != "" {
-			return approval.Naming{Title: e.SessionTitle}.Name(), true
+	for i := len(es) - 1; i >= 0; i-- { // newest first
+		e := es[i]
+		if _, done := names[e.StoredSession]; done || !slices.Contains(unnamed, e.StoredSession) {
+			continue
+		}
+		if name := (approval.Naming{Title: e.SessionTitle, Word: word}).Name(); !untitled(name) {
+			names[e.StoredSession] = name
 		}
 	}
-	return name, false
+	return names
 }
 
 // goneHistoryScan is how many of a gateway's newest history entries
-// goneName reads for a gone session's name.
+// goneNames reads for the gone sessions' names.
 const goneHistoryScan = 2000
 
 // goneText says for people that a followed session is no longer live, by
-// its name; by its id, as a detail, when Herald knows no name for it.
-func goneText(gw, name, id string, known bool) string {
-	if known {
+// its name; by its id, as a detail, when Herald knows no name ("").
+func goneText(gw, name, id string) string {
+	if name != "" {
 		return fmt.Sprintf("Session %q ended on %s while Herald was not running, so Herald no longer follows it.", approval.VisibleLine(name), approval.VisibleLine(gw))
 	}
 	return fmt.Sprintf("A session Herald followed ended on %s while Herald was not running, so Herald no longer follows it (its id was %s).", approval.VisibleLine(gw), approval.VisibleLine(id))
@@ -169,12 +182,17 @@ func goneText(gw, name, id string, known bool) string {
 // resumeNow says which followed sessions are gone and attaches the live
 // ones (outside the discovery lock).
 func (s *Service) resumeNow(gw string, attach []source.LiveSession, gone []SessionNotice) {
-	for _, n := range gone {
-		name, known := s.goneName(gw, n.Key)
-		n.Text = goneText(gw, name, n.Key, known)
-		if known {
-			n.Name = name
+	var names map[string]string
+	if len(gone) > 0 {
+		ids := make([]string, len(gone))
+		for i, n := range gone {
+			ids[i] = n.Key
 		}
+		names = s.goneNames(gw, ids)
+	}
+	for _, n := range gone {
+		n.Name = names[n.Key]
+		n.Text = goneText(gw, n.Name, n.Key)
 		s.notice(n)
 	}
 	for _, l := range attach {

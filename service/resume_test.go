@@ -133,14 +133,16 @@ func TestResumeOnlyLiveFollowedSessions(t *testing.T) {
 }
 
 // TestGoneSessionNamedFromHistory: a followed session that ended while
-// Herald was not running is said by the name the history recorded with
-// its last request, the one name every surface gave it, not by its id.
+// Herald was not running is said by the newest name the history recorded
+// for it, the one name every surface gave it, not by its id.
 func TestGoneSessionNamedFromHistory(t *testing.T) {
 	t.Parallel()
 	r := newLiveRig(t, hermestest.Modern, FollowAsk)
 	_, ended := r.srv.CreateSession()
 	r.srv.Restart()
-	for i, title := range []string{"an older name", "Fix the build"} {
+	// The newest entry recorded only the untitled fallback: it names
+	// nothing, so the name recorded before it stands.
+	for i, title := range []string{"an older name", "Fix the build", "Untitled session"} {
 		e := approval.Entry{Kind: approval.ChangeArrived, Key: fmt.Sprintf("lab/k%d", i), Gateway: "lab", StoredSession: ended, SessionTitle: title, State: approval.StatePending}
 		if err := r.svc.cfg.Store.Record(e); err != nil {
 			t.Fatal(err)
