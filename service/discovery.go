@@ -342,10 +342,7 @@ func (s *Service) attachLive(gw string, l source.LiveSession, auto bool) {
 	// The pool knows the client as soon as it runs (its first listing
 	// may come before the source is registered).
 	c, ok := s.follower(gw)
-	if ok && !s.goBackground() {
-		ok = false // closing: nothing new starts
-	}
-	if !ok {
+	if !ok || !s.goBackground() { // none, or closing: nothing new starts
 		s.live.mu.Lock()
 		delete(s.liveLocked(gw).attaching, l.Key)
 		s.live.mu.Unlock()

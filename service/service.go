@@ -70,9 +70,10 @@ type Service struct {
 	turns turnWaiters
 	src   sources
 	live  liveSessions
-	// bg is the sources' background work (attaching sessions): a source
-	// may still report a listing after Close stopped it (a listing in
-	// flight), so work is added only while bg is open, under bgMu.
+	// wg counts the sources' background work (attaching sessions). A
+	// source may still report a listing after Close stopped it (one in
+	// flight), so work is added only until bgClosed, under bgMu
+	// (goBackground).
 	bgMu     sync.Mutex
 	bgClosed bool
 	wg       sync.WaitGroup
