@@ -227,7 +227,7 @@ func (s *BoltStore) Record(e Entry) error {
 		if werr := s.write(); werr != nil {
 			return werr
 		}
-	case n >= maxBatch || size >= maxBatchBytes:
+	case batchFull(n, size):
 		signal(s.now) // the batcher writes it now
 	case n == 1:
 		signal(s.kick) // the batcher times this batch
@@ -264,8 +264,12 @@ func (s *BoltStore) batcher() {
 func (s *BoltStore) full() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.batch) >= maxBatch || s.batchBytes >= maxBatchBytes
+	return batchFull(len(s.batch), s.batchBytes)
 }
+
+// batchFull reports whether a batch of n entries of size bytes is due to
+// be written at once.
+func batchFull(n, size int) bool { return n >= maxBatch || size >= maxBatchBytes }
 
 // writeAsync writes the batch for the batcher; a failure is returned by
 // the next Record.
