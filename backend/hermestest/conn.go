@@ -177,16 +177,14 @@ func (c *fconn) handleLocked(line []byte) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	if c.s.loseNext != "" && c.s.loseNext == f.Method && c.peer == nil {
-		c.s.loseNext = ""
+	if c.firesLocked(&c.s.loseNext, f.Method) {
 		c.cut()
 		return
 	}
 	c.s.methods = append(c.s.methods, f.Method)
 	c.s.notifyLocked()
-	if c.s.cutOnNext != "" && c.s.cutOnNext == f.Method && c.peer == nil {
-		c.s.cutOnNext = ""
-		c.faults.DropAfterFrames = max(c.sent, 1) // the next frame cuts
+	if c.firesLocked(&c.s.cutOnNext, f.Method) {
+		c.faults.DropAfterFrames = max(c.sent, 1) // the next frame cuts (gateway.ready was sent)
 		c.s.callLocked(c, f.Method, f.Params)
 		c.cut()
 		return
@@ -199,6 +197,17 @@ func (c *fconn) handleLocked(line []byte) {
 	if result != nil {
 		c.sendLocked(resultFrame(id, result))
 	}
+}
+
+// firesLocked reports whether a one-shot fault (LoseNext, CutOnNext)
+// set to method applies to this call, a client's (not a peer's), and
+// clears it when it does. Caller holds s.mu.
+func (c *fconn) firesLocked(fault *string, method string) bool {
+	if *fault == "" || *fault != method || c.peer != nil {
+		return false
+	}
+	*fault = ""
+	return true
 }
 
 type rpcErr struct {
